@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sacred - permission-managed RDMA memory.
+ *
+ * This file owns the module's life: init and exit order, the control-plane
+ * lock, and the live-object counters checked on exit.
+ *
+ * Init order: netlink family first (so that devices found while the ib_client
+ * registers can already be reported), then the ib_client. Exit runs in
+ * reverse: unregistering the ib_client calls remove for every device, which
+ * destroys the memory instances on it; then the family goes away.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include "sacred.h"
+
+/* Serialises the control plane; see sacred.h for what it covers. */
+DEFINE_MUTEX(sacred_lock);
+struct sacred_counters sacred_live;
+
+static int __init sacred_init(void)
+{
+	int ret;
+
+	ret = sacred_nl_init();
+	if (ret)
+		return ret;
+
+	ret = sacred_dev_init();
+	if (ret)
+		goto err_nl;
+
+	return 0;
+
+err_nl:
+	sacred_nl_exit();
+	return ret;
+}
+
+static void __exit sacred_exit(void)
+{
+	sacred_dev_exit();
+	sacred_mem_exit();
+	sacred_nl_exit();
+
+	WARN(atomic_read(&sacred_live.devs) || atomic_read(&sacred_live.mems),
+	     "sacred: leaked objects: devs %d mems %d\n",
+	     atomic_read(&sacred_live.devs), atomic_read(&sacred_live.mems));
+}
+
+module_init(sacred_init);
+module_exit(sacred_exit);
+
+MODULE_AUTHOR("sacred developers");
+MODULE_DESCRIPTION("Permission-managed RDMA memory with in-kernel permission switch");
+MODULE_LICENSE("GPL");
+MODULE_ALIAS_GENL_FAMILY(SACRED_GENL_NAME);

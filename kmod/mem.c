@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sacred - memory instances.
+ *
+ * This file owns struct sacred_mem: a *memory* in the sense of the RDMA
+ * agreement literature, bound to one port of one RDMA device and listening
+ * with the kernel rdma_cm on an address and a TCP-port-space port. Several
+ * instances may live on one host and on one device; tests use them as
+ * independent memories.
+ *
+ * Life of an instance: created by MEM_NEW (sacred_mem_create), destroyed by
+ * MEM_DEL, by the removal of its device (sacred_mem_destroy_dev) or by
+ * module exit. All of that runs under sacred_lock. The listener's event
+ * handler never takes sacred_lock: rdma_destroy_id() waits for it.
+ *
+ * Connection requests are refused for now: peers, regions and the
+ * permission switch are the next layer (see Documentation/).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <linux/xarray.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_cm.h>
+#include <rdma/rdma_cm.h>
+#include "sacred.h"
+
+#define SACRED_LISTEN_BACKLOG	128
+
+static DEFINE_XARRAY_ALLOC(sacred_mems);
+/* Bumped on every change of the table; lets dumps detect interruption. */
+unsigned int sacred_mem_gen;
+
+static int sacred_mem_cm_handler(struct rdma_cm_id *id,
+				 struct rdma_cm_event *event)
+{
+	switch (event->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		/*
+		 * Nothing serves peers yet. Refuse; a non-zero return makes
+		 * rdma_cm destroy the new id.
+		 */
+		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		return -ECONNREFUSED;
+	default:
+		/* Device removal is handled by dev.c before rdma_cm's. */
+		return 0;
+	}
+}
+
+/*
+ * The address an instance listens on when the admin gave none: the IPv4
+ * address of the port's first RoCE v2 GID.
+ */
+static int sacred_mem_default_addr(struct sacred_dev *sdev, u32 port,
+				   struct sockaddr_in *sin)
+{
+	struct ib_device *ibdev = sdev->ibdev;
+	const struct ib_gid_attr *attr;
+	int i, len;
+
+	len = ibdev->port_data[port].immutable.gid_tbl_len;
+	for (i = 0; i < len; i++) {
+		struct in6_addr *gid;
+		bool found;
+
+		attr = rdma_get_gid_attr(ibdev, port, i);
+		if (IS_ERR(attr))
+			continue;
+		gid = (struct in6_addr *)attr->gid.raw;
+		found = attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
+			ipv6_addr_v4mapped(gid);
+		if (found) {
+			sin->sin_family = AF_INET;
+			sin->sin_addr.s_addr = gid->s6_addr32[3];
+		}
+		rdma_put_gid_attr(attr);
+		if (found)
+			return 0;
+	}
+	return -EADDRNOTAVAIL;
+}
+
+static int sacred_mem_listen(struct sacred_mem *mem,
+			     struct netlink_ext_ack *extack)
+{
+	struct rdma_cm_id *id;
+	int ret;
+
+	id = rdma_create_id(&init_net, sacred_mem_cm_handler, mem,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		NL_SET_ERR_MSG(extack, "cannot create an rdma_cm id");
+		return PTR_ERR(id);
+	}
+
+	ret = rdma_bind_addr(id, (struct sockaddr *)&mem->addr);
+	if (ret) {
+		NL_SET_ERR_MSG(extack,
+			       "cannot bind the address: in use or not local");
+		goto err_destroy;
+	}
+	if (id->device != mem->sdev->ibdev || id->port_num != mem->port) {
+		NL_SET_ERR_MSG(extack,
+			       "the address does not belong to this device and port");
+		ret = -EADDRNOTAVAIL;
+		goto err_destroy;
+	}
+
+	ret = rdma_listen(id, SACRED_LISTEN_BACKLOG);
+	if (ret) {
+		NL_SET_ERR_MSG(extack, "rdma_listen failed");
+		goto err_destroy;
+	}
+
+	/* Learn the port rdma_cm chose if the admin asked for any (0). */
+	memcpy(&mem->addr, &id->route.addr.src_addr, sizeof(mem->addr));
+	mem->listen_id = id;
+	return 0;
+
+err_destroy:
+	rdma_destroy_id(id);
+	return ret;
+}
+
+/**
+ * sacred_mem_create() - create a memory instance and start listening
+ * @sdev: device to live on
+ * @port: RDMA port number on @sdev
+ * @id: wanted id, or U32_MAX for the lowest free one
+ * @addr: AF_INET or AF_INET6 address to listen on, or NULL for the port's
+ *	RoCE v2 IPv4 address
+ * @cm_port: rdma_cm port (host order); 0 lets rdma_cm pick one
+ * @extack: where to explain a failure
+ * @memp: the new instance on success
+ *
+ * Context: sacred_lock held.
+ * Return: 0 or a negative errno, with an extack message.
+ */
+int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
+		      const struct sockaddr *addr, u16 cm_port,
+		      struct netlink_ext_ack *extack, struct sacred_mem **memp)
+{
+	struct sacred_mem *mem;
+	int ret;
+
+	lockdep_assert_held(&sacred_lock);
+
+	if (!rdma_is_port_valid(sdev->ibdev, port)) {
+		NL_SET_ERR_MSG(extack, "no such port on this device");
+		return -EINVAL;
+	}
+
+	mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+	if (!mem)
+		return -ENOMEM;
+	mem->sdev = sdev;
+	mem->port = port;
+	mem->state = SACRED_MEM_UP;
+
+	if (addr) {
+		memcpy(&mem->addr, addr, addr->sa_family == AF_INET6 ?
+		       sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+	} else {
+		ret = sacred_mem_default_addr(sdev, port,
+					      (struct sockaddr_in *)&mem->addr);
+		if (ret) {
+			NL_SET_ERR_MSG(extack,
+				       "port has no RoCE v2 IPv4 address; give one");
+			goto err_free;
+		}
+	}
+	if (mem->addr.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&mem->addr)->sin6_port = htons(cm_port);
+	else
+		((struct sockaddr_in *)&mem->addr)->sin_port = htons(cm_port);
+
+	if (id != U32_MAX) {
+		mem->id = id;
+		ret = xa_insert(&sacred_mems, id, mem, GFP_KERNEL);
+		if (ret == -EBUSY) {
+			NL_SET_ERR_MSG(extack, "memory instance id in use");
+			ret = -EEXIST;
+		}
+	} else {
+		ret = xa_alloc(&sacred_mems, &mem->id, mem,
+			       XA_LIMIT(0, U32_MAX - 1), GFP_KERNEL);
+		if (ret == -EBUSY)
+			NL_SET_ERR_MSG(extack, "no free memory instance id");
+	}
+	if (ret)
+		goto err_free;
+
+	ret = sacred_mem_listen(mem, extack);
+	if (ret)
+		goto err_erase;
+
+	sacred_mem_gen++;
+	atomic_inc(&sacred_live.mems);
+	*memp = mem;
+	return 0;
+
+err_erase:
+	xa_erase(&sacred_mems, mem->id);
+err_free:
+	kfree(mem);
+	return ret;
+}
+
+/**
+ * sacred_mem_destroy() - stop listening and free a memory instance
+ * @mem: the instance; freed on return
+ *
+ * Context: sacred_lock held; may sleep (waits for rdma_cm handlers).
+ */
+void sacred_mem_destroy(struct sacred_mem *mem)
+{
+	lockdep_assert_held(&sacred_lock);
+
+	if (mem->listen_id)
+		rdma_destroy_id(mem->listen_id);
+	xa_erase(&sacred_mems, mem->id);
+	sacred_mem_gen++;
+	kfree(mem);
+	atomic_dec(&sacred_live.mems);
+}
+
+/**
+ * sacred_mem_find() - look up a memory instance by id
+ * @id: instance id
+ *
+ * Context: sacred_lock held; the result is valid while it stays held.
+ * Return: the instance or NULL.
+ */
+struct sacred_mem *sacred_mem_find(u32 id)
+{
+	lockdep_assert_held(&sacred_lock);
+	return xa_load(&sacred_mems, id);
+}
+
+/**
+ * sacred_mem_next() - the instance with the lowest id >= *@id, for dumps
+ * @id: in: where to start; out: the id found
+ *
+ * Context: sacred_lock held.
+ * Return: the instance or NULL when there is none left.
+ */
+struct sacred_mem *sacred_mem_next(u32 *id)
+{
+	unsigned long index = *id;
+	struct sacred_mem *mem;
+
+	lockdep_assert_held(&sacred_lock);
+	mem = xa_find(&sacred_mems, &index, U32_MAX, XA_PRESENT);
+	if (mem)
+		*id = index;
+	return mem;
+}
+
+/**
+ * sacred_mem_destroy_dev() - destroy every instance living on a device
+ * @sdev: the device that is going away
+ *
+ * Each destruction is announced on the events multicast group.
+ *
+ * Context: sacred_lock held.
+ */
+void sacred_mem_destroy_dev(struct sacred_dev *sdev)
+{
+	struct sacred_mem *mem;
+	unsigned long index;
+
+	lockdep_assert_held(&sacred_lock);
+	xa_for_each(&sacred_mems, index, mem) {
+		if (mem->sdev != sdev)
+			continue;
+		sacred_nl_notify_mem(mem, SACRED_CMD_MEM_DEL);
+		sacred_mem_destroy(mem);
+	}
+}
+
+/**
+ * sacred_mem_exit() - release the instance table at module exit
+ *
+ * Every instance lives on a device, and every device has been removed by
+ * then, so the table must be empty.
+ */
+void sacred_mem_exit(void)
+{
+	WARN_ON(!xa_empty(&sacred_mems));
+	xa_destroy(&sacred_mems);
+}
