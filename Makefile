@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# sacred - top-level build.
+#
+#   make                 sacred.ko (kmod/), libsacred, the sacred CLI,
+#                        unit tests and kselftests
+#   make check           host unit tests + kselftests in a SoftRoCE VM
+#   make demo            boot the VM and show sacred on rxe devices
+#   make kcompat         build the module against every supported kernel,
+#                        warnings are errors
+#   make checkpatch      scripts/checkpatch.pl --strict on kernel sources
+#   make install         libsacred, headers, CLI, man pages, sacred.pc
+#
+# KVER selects the kernel the module is built for and the VM boots
+# (default: the newest installed Debian 6.1 kernel); KDIR overrides the
+# build tree.
+
+KVER	?= $(shell ls -1 /lib/modules 2>/dev/null | grep '^6\.1\.' | sort -V | tail -n 1)
+KDIR	?= /lib/modules/$(KVER)/build
+KVERS_COMPAT ?= $(shell ls -1 /lib/modules 2>/dev/null | grep -E '^6\.(1|12)\.' | sort -V)
+
+PREFIX	?= /usr/local
+LIBDIR	?= $(PREFIX)/lib
+INCDIR	?= $(PREFIX)/include
+SBINDIR	?= $(PREFIX)/sbin
+MANDIR	?= $(PREFIX)/share/man
+DESTDIR	?=
+
+VERSION		:= 0.1.0
+SONAME		:= libsacred.so.0
+
+CC	?= gcc
+NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null)
+NL_LIBS	  := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
+CFLAGS	?= -O2 -g
+CFLAGS	+= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
+	   -Iinclude/uapi -Ilib -Itools $(NL_CFLAGS)
+LDLIBS	+= $(NL_LIBS)
+
+# Kernel files used at build time only, extracted from linux-source-6.1;
+# none of them is committed.
+LINUX_SRC_TAR ?= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
+KFILES	:= build/linux
+HARNESS	:= $(KFILES)/tools/testing/selftests/kselftest_harness.h
+CHECKPATCH := $(KFILES)/scripts/checkpatch.pl
+
+LIB_SRCS   := $(wildcard lib/*.c)
+LIB_OBJS   := $(LIB_SRCS:.c=.o)
+LIB_PIC	   := $(LIB_SRCS:.c=.pic.o)
+TOOL_SRCS  := $(wildcard tools/*.c)
+TOOL_OBJS  := $(TOOL_SRCS:.c=.o)
+UNIT_SRCS  := $(wildcard tests/unit/*.c)
+UNIT_BINS  := $(UNIT_SRCS:.c=)
+ST_SRCS	   := $(wildcard selftests/*.c)
+ST_BINS	   := $(ST_SRCS:.c=)
+ST_HDRS	   := $(wildcard selftests/*.h)
+
+.PHONY: all module lib tools unit selftests check check-unit check-vm demo \
+	kcompat checkpatch install clean deps kfiles
+
+all: module lib tools unit selftests
+
+deps:
+	scripts/deps
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+lib: lib/libsacred.a lib/$(SONAME)
+
+lib/%.o: lib/%.c lib/sacred.h include/uapi/linux/sacred.h
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+lib/%.pic.o: lib/%.c lib/sacred.h include/uapi/linux/sacred.h
+	$(CC) $(CFLAGS) -fPIC -fvisibility=default -c -o $@ $<
+
+lib/libsacred.a: $(LIB_OBJS)
+	$(AR) rcs $@ $^
+
+lib/$(SONAME): $(LIB_PIC) lib/libsacred.map
+	$(CC) -shared -Wl,-soname,$(SONAME) \
+		-Wl,--version-script=lib/libsacred.map -o $@ $(LIB_PIC) $(LDLIBS)
+
+tools: tools/sacred
+
+tools/%.o: tools/%.c $(wildcard tools/*.h) lib/sacred.h include/uapi/linux/sacred.h
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# The CLI links libsacred statically so that it runs from the tree.
+tools/sacred: $(TOOL_OBJS) lib/libsacred.a
+	$(CC) $(CFLAGS) -o $@ $(TOOL_OBJS) lib/libsacred.a $(LDLIBS)
+
+unit: $(UNIT_BINS)
+
+tests/unit/%: tests/unit/%.c tools/utils.o tools/json.o
+	$(CC) $(CFLAGS) -o $@ $< tools/utils.o tools/json.o $(LDLIBS)
+
+kfiles: $(HARNESS)
+
+$(HARNESS):
+	@test -n "$(LINUX_SRC_TAR)" || { echo "linux-source-6.1 is not installed: run scripts/deps" >&2; exit 1; }
+	mkdir -p $(KFILES)
+	tar -xJf $(LINUX_SRC_TAR) -C $(KFILES) --strip-components=1 --wildcards \
+		'*/tools/testing/selftests/kselftest_harness.h' \
+		'*/tools/testing/selftests/kselftest.h' \
+		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
+		'*/scripts/const_structs.checkpatch' '*/.clang-format'
+	touch $@
+
+selftests: $(ST_BINS)
+
+# The harness macros compare values of mixed signedness by design.
+selftests/%: selftests/%.c $(ST_HDRS) $(HARNESS) lib/libsacred.a
+	$(CC) $(CFLAGS) -Wno-unused-parameter -Wno-sign-compare -I$(KFILES)/tools/testing/selftests \
+		-o $@ $< lib/libsacred.a $(LDLIBS) -lrdmacm -libverbs -lpthread
+
+check: all
+	scripts/check --kver $(KVER)
+
+check-unit: unit
+	scripts/check --unit-only
+
+demo: all
+	scripts/demo --kver $(KVER)
+
+kcompat: $(HARNESS)
+	@set -e; for v in $(KVERS_COMPAT); do \
+		d=build/kcompat/$$v; rm -rf $$d; mkdir -p $$d/kmod $$d/include; \
+		cp kmod/*.c kmod/*.h kmod/Kbuild $$d/kmod/; cp -r include/uapi $$d/include/; \
+		echo "kcompat: $$v"; \
+		$(MAKE) -s -C /lib/modules/$$v/build M=$(CURDIR)/$$d/kmod W=1 \
+			KCFLAGS=-Werror modules > $$d/build.log 2>&1 || { cat $$d/build.log; exit 1; }; \
+		if grep -q 'warning:' $$d/build.log; then cat $$d/build.log; exit 1; fi; \
+	done; echo "kcompat: ok ($(KVERS_COMPAT))"
+
+checkpatch: $(HARNESS)
+	perl $(CHECKPATCH) --no-tree --strict --terse --show-types -f \
+		$(filter-out %.mod.c,$(wildcard kmod/*.c)) kmod/*.h include/uapi/linux/sacred.h
+
+install: lib tools
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/linux \
+		$(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man3
+	install -m 644 lib/libsacred.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 lib/$(SONAME) $(DESTDIR)$(LIBDIR)/libsacred.so.$(VERSION)
+	ln -sf libsacred.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libsacred.so
+	install -m 644 lib/sacred.h $(DESTDIR)$(INCDIR)/
+	install -m 644 include/uapi/linux/sacred.h $(DESTDIR)$(INCDIR)/linux/
+	install -m 755 tools/sacred $(DESTDIR)$(SBINDIR)/
+	install -m 644 Documentation/man/*.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 644 Documentation/man/*.3 $(DESTDIR)$(MANDIR)/man3/
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|; s|@VERSION@|$(VERSION)|' \
+		lib/sacred.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/sacred.pc
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
+	rm -f lib/*.o lib/*.a lib/*.so* tools/*.o tools/sacred $(UNIT_BINS) $(ST_BINS)
+	rm -rf build/kcompat
