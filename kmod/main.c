@@ -13,19 +13,26 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/workqueue.h>
 #include "sacred.h"
 
 /* Serialises the control plane; see sacred.h for what it covers. */
 DEFINE_MUTEX(sacred_lock);
 struct sacred_counters sacred_live;
+/* Runs request handling and connection teardown (peer.c). */
+struct workqueue_struct *sacred_wq;
 
 static int __init sacred_init(void)
 {
 	int ret;
 
+	sacred_wq = alloc_workqueue("sacred", 0, 0);
+	if (!sacred_wq)
+		return -ENOMEM;
+
 	ret = sacred_nl_init();
 	if (ret)
-		return ret;
+		goto err_wq;
 
 	ret = sacred_dev_init();
 	if (ret)
@@ -35,6 +42,8 @@ static int __init sacred_init(void)
 
 err_nl:
 	sacred_nl_exit();
+err_wq:
+	destroy_workqueue(sacred_wq);
 	return ret;
 }
 
@@ -43,10 +52,17 @@ static void __exit sacred_exit(void)
 	sacred_dev_exit();
 	sacred_mem_exit();
 	sacred_nl_exit();
+	destroy_workqueue(sacred_wq);
 
-	WARN(atomic_read(&sacred_live.devs) || atomic_read(&sacred_live.mems),
-	     "sacred: leaked objects: devs %d mems %d\n",
-	     atomic_read(&sacred_live.devs), atomic_read(&sacred_live.mems));
+	WARN(atomic_read(&sacred_live.devs) || atomic_read(&sacred_live.mems) ||
+	     atomic_read(&sacred_live.regions) ||
+	     atomic_read(&sacred_live.peers) ||
+	     atomic_read(&sacred_live.conns) || atomic_read(&sacred_live.mrs),
+	     "sacred: leaked objects: devs %d mems %d regions %d peers %d conns %d mrs %d\n",
+	     atomic_read(&sacred_live.devs), atomic_read(&sacred_live.mems),
+	     atomic_read(&sacred_live.regions),
+	     atomic_read(&sacred_live.peers),
+	     atomic_read(&sacred_live.conns), atomic_read(&sacred_live.mrs));
 }
 
 module_init(sacred_init);

@@ -13,8 +13,7 @@
  * module exit. All of that runs under sacred_lock. The listener's event
  * handler never takes sacred_lock: rdma_destroy_id() waits for it.
  *
- * Connection requests are refused for now: peers, regions and the
- * permission switch are the next layer (see Documentation/).
+ * Connection requests are answered by peer.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -34,21 +33,21 @@ static DEFINE_XARRAY_ALLOC(sacred_mems);
 /* Bumped on every change of the table; lets dumps detect interruption. */
 unsigned int sacred_mem_gen;
 
+/*
+ * One handler for the listener and, by inheritance, for every connection
+ * id it spawns: a connect request arrives on a new id whose context is
+ * still the instance; any other event on an id with a QP belongs to a
+ * connection (peer.c). Device removal is handled by dev.c before rdma_cm
+ * sees it.
+ */
 static int sacred_mem_cm_handler(struct rdma_cm_id *id,
 				 struct rdma_cm_event *event)
 {
-	switch (event->event) {
-	case RDMA_CM_EVENT_CONNECT_REQUEST:
-		/*
-		 * Nothing serves peers yet. Refuse; a non-zero return makes
-		 * rdma_cm destroy the new id.
-		 */
-		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
-		return -ECONNREFUSED;
-	default:
-		/* Device removal is handled by dev.c before rdma_cm's. */
-		return 0;
-	}
+	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return sacred_peer_connect_request(id->context, id, event);
+	if (id->qp)
+		return sacred_conn_cm_event(id, event);
+	return 0;
 }
 
 /*
@@ -134,6 +133,7 @@ err_destroy:
  * @addr: AF_INET or AF_INET6 address to listen on, or NULL for the port's
  *	RoCE v2 IPv4 address
  * @cm_port: rdma_cm port (host order); 0 lets rdma_cm pick one
+ * @mem_cap: bytes of region memory the instance may allocate
  * @extack: where to explain a failure
  * @memp: the new instance on success
  *
@@ -141,7 +141,7 @@ err_destroy:
  * Return: 0 or a negative errno, with an extack message.
  */
 int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
-		      const struct sockaddr *addr, u16 cm_port,
+		      const struct sockaddr *addr, u16 cm_port, u64 mem_cap,
 		      struct netlink_ext_ack *extack, struct sacred_mem **memp)
 {
 	struct sacred_mem *mem;
@@ -160,6 +160,10 @@ int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
 	mem->sdev = sdev;
 	mem->port = port;
 	mem->state = SACRED_MEM_UP;
+	mem->mem_cap = mem_cap;
+	mutex_init(&mem->lock);
+	xa_init_flags(&mem->regions, XA_FLAGS_ALLOC);
+	xa_init(&mem->peers);
 
 	if (addr) {
 		memcpy(&mem->addr, addr, addr->sa_family == AF_INET6 ?
@@ -211,7 +215,7 @@ err_free:
 }
 
 /**
- * sacred_mem_destroy() - stop listening and free a memory instance
+ * sacred_mem_destroy() - stop listening, free the regions and the instance
  * @mem: the instance; freed on return
  *
  * Context: sacred_lock held; may sleep (waits for rdma_cm handlers).
@@ -220,8 +224,13 @@ void sacred_mem_destroy(struct sacred_mem *mem)
 {
 	lockdep_assert_held(&sacred_lock);
 
+	/* No new process can arrive, then none stays, then nothing is left. */
 	if (mem->listen_id)
 		rdma_destroy_id(mem->listen_id);
+	sacred_mem_peers_shutdown(mem);
+	sacred_region_destroy_all(mem);
+	xa_destroy(&mem->regions);
+	sacred_mem_peers_free(mem);
 	xa_erase(&sacred_mems, mem->id);
 	sacred_mem_gen++;
 	kfree(mem);

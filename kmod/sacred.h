@@ -6,12 +6,25 @@
  *   struct sacred_dev  - one per RDMA device, created and destroyed by the
  *                        ib_client callbacks in dev.c;
  *   struct sacred_mem  - a memory instance (mem.c), bound to one port of a
- *                        sacred_dev and listening with rdma_cm.
+ *                        sacred_dev and listening with rdma_cm;
+ *   struct sacred_region - memory of an instance that peers access with
+ *                        one-sided RDMA (region.c), with its ACL;
+ *   struct sacred_peer - a process known to an instance: its protection
+ *                        domain, its grants and its current connection
+ *                        (peer.c); lives until the instance goes;
+ *   struct sacred_conn - one rdma_cm connection of a peer (peer.c);
+ *   struct sacred_grant - the fast-registration MR that gives one peer its
+ *                        access to one region (perm.c).
  *
- * Locking: sacred_lock (a mutex) serialises the control plane: the device
- * list, the memory-instance table and every netlink command. It is never
- * taken from an rdma_cm event handler, because instances are destroyed with
- * rdma_destroy_id() under it and that waits for running handlers.
+ * Locking, outermost first:
+ *   sacred_lock - a mutex; serialises the control plane: the device list,
+ *	the instance table, region tables and every netlink command;
+ *   mem->lock - a mutex per instance; serialises everything that changes
+ *	permissions (ACLs, grants, MRs, fences) and the peer table. Request
+ *	work items take it; netlink takes it inside sacred_lock.
+ * Neither is ever taken from an rdma_cm event handler or a completion
+ * handler: those only queue work. No work item takes sacred_lock, so the
+ * control plane may flush sacred_wq while holding it.
  */
 #ifndef _SACRED_H
 #define _SACRED_H
@@ -20,8 +33,11 @@
 #include <linux/mutex.h>
 #include <linux/socket.h>
 #include <linux/atomic.h>
+#include <linux/scatterlist.h>
+#include <linux/xarray.h>
 #include <net/genetlink.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
 #include <linux/sacred.h>
 
 extern struct mutex sacred_lock;
@@ -44,6 +60,12 @@ struct sacred_dev {
  * @addr: address and rdma_cm port it listens on
  * @state: &enum sacred_mem_state
  * @listen_id: the rdma_cm listener; NULL while down
+ * @regions: the instance's regions by id
+ * @mem_cap: bytes of region memory the instance may allocate
+ * @mem_used: bytes of region memory allocated
+ * @nr_regions: number of regions
+ * @lock: see the locking rules above
+ * @peers: processes known to the instance, by process id (under @lock)
  */
 struct sacred_mem {
 	u32 id;
@@ -52,13 +74,117 @@ struct sacred_mem {
 	struct sockaddr_storage addr;
 	u8 state;
 	struct rdma_cm_id *listen_id;
+	struct xarray regions;
+	u64 mem_cap;
+	u64 mem_used;
+	u32 nr_regions;
+	struct mutex lock;	/* see "Locking" above */
+	struct xarray peers;
+};
+
+/**
+ * struct sacred_acl_entry - a process's place in a region's ACL
+ * @max: the most it may hold (&enum sacred_access), set by the admin
+ * @cur: what the policy gives it now; always a subset of @max
+ * @next: scratch for a change being decided: @cur after it
+ */
+struct sacred_acl_entry {
+	u32 max;
+	u32 cur;
+	u32 next;
+};
+
+/**
+ * struct sacred_region - a region of a memory instance
+ * @id: id, unique within @mem
+ * @mem: the instance
+ * @size: bytes
+ * @policy: &enum sacred_policy
+ * @epoch: permission epoch, bumped by every permission change
+ * @nr_chunks: physically contiguous chunks in @sgt
+ * @sgt: the chunks, DMA-mapped for @mem's device when @mapped
+ * @mapped: @sgt is DMA-mapped
+ * @mr_page_size: page size the MRs map the region with: the largest
+ *	power of two every chunk is a multiple of (2 MiB at best)
+ * @mr_pages: MR pages the region needs at @mr_page_size
+ * @acl: &struct sacred_acl_entry by process id (under mem->lock)
+ * @ballot: highest ballot granted on a fenced region (under mem->lock)
+ */
+struct sacred_region {
+	u32 id;
+	struct sacred_mem *mem;
+	u64 size;
+	u8 policy;
+	u32 epoch;
+	unsigned int nr_chunks;
+	struct sg_table sgt;
+	bool mapped;
+	u32 mr_page_size;
+	u32 mr_pages;
+	struct xarray acl;
+	u64 ballot;
+};
+
+struct sacred_conn;
+
+/**
+ * struct sacred_peer - a process known to an instance
+ * @mem: the instance
+ * @process_id: its id
+ * @pd: its protection domain: its MRs and QPs live here and nowhere else,
+ *	so no other process's QP can use its keys
+ * @grants: &struct sacred_grant by region id
+ * @conn: its live connection, or NULL (under mem->lock)
+ * @nr_mrs: MRs it holds
+ * @requests: requests received
+ * @refused: requests refused by a policy
+ * @fences: times its connection was fenced
+ * @connects: connections accepted
+ */
+struct sacred_peer {
+	struct sacred_mem *mem;
+	u32 process_id;
+	struct ib_pd *pd;
+	struct xarray grants;
+	struct sacred_conn *conn;
+	u32 nr_mrs;
+	u64 requests;
+	u64 refused;
+	u64 fences;
+	u64 connects;
+};
+
+/**
+ * struct sacred_grant - one peer's MR over one region
+ * @peer: the peer
+ * @region: the region
+ * @mr: the fast-registration MR; allocated once, re-registered for every
+ *	change, replaced only when its key space is used up or its state is
+ *	unknown
+ * @access: access the MR is registered with; 0: the MR is FREE
+ *	(invalidated or fresh)
+ * @regs: registrations since @mr was allocated; the key's low byte
+ *	advances by one with each, so no key repeats within 255
+ */
+struct sacred_grant {
+	struct sacred_peer *peer;
+	struct sacred_region *region;
+	struct ib_mr *mr;
+	u32 access;
+	u32 regs;
 };
 
 /* Live-object counters: every one must be zero after module exit. */
 struct sacred_counters {
 	atomic_t devs;
 	atomic_t mems;
+	atomic_t regions;
+	atomic_t peers;
+	atomic_t conns;
+	atomic_t mrs;
 };
+
+extern struct workqueue_struct *sacred_wq;
 
 extern struct sacred_counters sacred_live;
 
@@ -72,7 +198,7 @@ extern unsigned int sacred_dev_gen;
 
 /* mem.c */
 int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
-		      const struct sockaddr *addr, u16 cm_port,
+		      const struct sockaddr *addr, u16 cm_port, u64 mem_cap,
 		      struct netlink_ext_ack *extack, struct sacred_mem **memp);
 void sacred_mem_destroy(struct sacred_mem *mem);
 struct sacred_mem *sacred_mem_find(u32 id);
@@ -81,9 +207,84 @@ void sacred_mem_destroy_dev(struct sacred_dev *sdev);
 void sacred_mem_exit(void);
 extern unsigned int sacred_mem_gen;
 
+/* region.c */
+int sacred_region_create(struct sacred_mem *mem, u32 id, u64 size, u8 policy,
+			 struct netlink_ext_ack *extack,
+			 struct sacred_region **regionp);
+void sacred_region_destroy(struct sacred_region *region);
+struct sacred_region *sacred_region_find(struct sacred_mem *mem, u32 id);
+struct sacred_region *sacred_region_next(struct sacred_mem *mem, u32 *id);
+void sacred_region_destroy_all(struct sacred_mem *mem);
+extern unsigned int sacred_region_gen;
+
+/* peer.c */
+int sacred_peer_connect_request(struct sacred_mem *mem,
+				struct rdma_cm_id *cm_id,
+				struct rdma_cm_event *event);
+int sacred_conn_cm_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *event);
+struct sacred_conn *sacred_peer_conn(struct sacred_peer *peer);
+bool sacred_conn_usable(struct sacred_conn *conn);
+struct sacred_peer *sacred_conn_peer(struct sacred_conn *conn);
+struct ib_qp *sacred_conn_qp(struct sacred_conn *conn);
+void sacred_conn_fence(struct sacred_conn *conn);
+struct sacred_peer *sacred_peer_get(struct sacred_mem *mem, u32 process_id,
+				    bool create);
+void sacred_mem_peers_shutdown(struct sacred_mem *mem);
+void sacred_mem_peers_free(struct sacred_mem *mem);
+
+/* perm.c */
+
+/**
+ * struct sacred_perm_change - a changePermission request
+ * @requester: process id of the process asking
+ * @access: access it asks for (&enum sacred_access)
+ * @ballot: ballot of a grant on a fenced region
+ * @target: process whose write a revoke-only request takes away
+ * @via: the requester's connection, or NULL for an admin's PERM_SET
+ */
+struct sacred_perm_change {
+	u32 requester;
+	u32 access;
+	u64 ballot;
+	u32 target;
+	struct sacred_conn *via;
+};
+
+int sacred_perm_change(struct sacred_region *region,
+		       const struct sacred_perm_change *chg, u32 *reason);
+int sacred_perm_attach(struct sacred_peer *peer, struct sacred_region *region,
+		       struct sacred_conn *via, struct sacred_grant **grantp);
+int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
+			struct netlink_ext_ack *extack);
+void sacred_perm_region_revoke_all(struct sacred_region *region);
+void sacred_grant_free(struct sacred_grant *grant);
+u32 sacred_grant_rkey(struct sacred_grant *grant);
+
+/* policy.c */
+
+/**
+ * struct sacred_policy_ops - an acceptChange policy
+ * @name: as the CLI spells it
+ * @initial: access of a process entering the ACL with @max
+ * @decide: 0 with every ACL entry's @next set, or a refuse reason
+ */
+struct sacred_policy_ops {
+	const char *name;
+	u32 (*initial)(u32 max);
+	u32 (*decide)(struct sacred_region *region,
+		      const struct sacred_perm_change *chg);
+};
+
+const struct sacred_policy_ops *sacred_policy(u8 policy);
+u32 sacred_policy_decide(struct sacred_region *region,
+			 const struct sacred_perm_change *chg);
+
 /* netlink.c */
 int sacred_nl_init(void);
 void sacred_nl_exit(void);
 void sacred_nl_notify_mem(struct sacred_mem *mem, u8 cmd);
+void sacred_nl_notify_region(struct sacred_region *region, u8 cmd);
+void sacred_nl_notify_perm(struct sacred_region *region,
+			   const struct sacred_perm_change *chg, u32 reason);
 
 #endif /* _SACRED_H */

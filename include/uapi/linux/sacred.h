@@ -42,6 +42,29 @@
  *	Needs CAP_NET_ADMIN.
  * @SACRED_CMD_MEM_GET: get one memory instance by %SACRED_ATTR_MEM_ID, or
  *	dump all. Unprivileged.
+ * @SACRED_CMD_REGION_NEW: create a region in a memory instance
+ *	(%SACRED_ATTR_MEM_ID, %SACRED_ATTR_REGION_SIZE, optional
+ *	%SACRED_ATTR_REGION_ID and %SACRED_ATTR_REGION_POLICY). Needs
+ *	CAP_NET_ADMIN. Replies with the region (%SACRED_CMD_REGION_NEW).
+ * @SACRED_CMD_REGION_DEL: destroy region %SACRED_ATTR_REGION_ID of
+ *	instance %SACRED_ATTR_MEM_ID. Needs CAP_NET_ADMIN.
+ * @SACRED_CMD_REGION_GET: get one region (%SACRED_ATTR_MEM_ID and
+ *	%SACRED_ATTR_REGION_ID), or dump all, optionally only those of
+ *	%SACRED_ATTR_MEM_ID. Unprivileged.
+ * @SACRED_CMD_REGION_SET: replace the ACL of a region
+ *	(%SACRED_ATTR_MEM_ID, %SACRED_ATTR_REGION_ID, %SACRED_ATTR_REGION_ACL).
+ *	Access removed from a process is revoked before the reply. Needs
+ *	CAP_NET_ADMIN.
+ * @SACRED_CMD_PEER_GET: dump the processes known to the instances
+ *	(optionally only those of %SACRED_ATTR_MEM_ID), connected or not.
+ *	Unprivileged.
+ * @SACRED_CMD_PERM_SET: changePermission on behalf of a process
+ *	(%SACRED_ATTR_MEM_ID, %SACRED_ATTR_REGION_ID, %SACRED_ATTR_PROCESS_ID,
+ *	%SACRED_ATTR_ACCESS, optional %SACRED_ATTR_BALLOT and
+ *	%SACRED_ATTR_TARGET): runs the region's policy exactly as a request
+ *	from that process would. Needs CAP_NET_ADMIN. Also the event sent to
+ *	the events group for every permission change and every refusal
+ *	(with %SACRED_ATTR_REFUSE_REASON then).
  * @__SACRED_CMD_MAX: internal
  * @SACRED_CMD_MAX: highest command number
  */
@@ -51,6 +74,12 @@ enum sacred_cmd {
 	SACRED_CMD_MEM_NEW,
 	SACRED_CMD_MEM_DEL,
 	SACRED_CMD_MEM_GET,
+	SACRED_CMD_REGION_NEW,
+	SACRED_CMD_REGION_DEL,
+	SACRED_CMD_REGION_GET,
+	SACRED_CMD_REGION_SET,
+	SACRED_CMD_PEER_GET,
+	SACRED_CMD_PERM_SET,
 
 	__SACRED_CMD_MAX,
 	SACRED_CMD_MAX = __SACRED_CMD_MAX - 1
@@ -77,8 +106,42 @@ enum sacred_cmd {
  *	byte order: the address the instance listens on. Optional in
  *	%SACRED_CMD_MEM_NEW: by default, the IPv4 address of the port's
  *	first RoCE v2 GID.
- * @SACRED_ATTR_MEM_PORT: u16, rdma_cm port (TCP port space), host order
+ * @SACRED_ATTR_MEM_PORT: u16, rdma_cm port (TCP port space), host order;
+ *	0 in %SACRED_CMD_MEM_NEW: any free port
  * @SACRED_ATTR_MEM_STATE: u8, &enum sacred_mem_state
+ * @SACRED_ATTR_MEM_MEM_CAP: u64, bytes of region memory the instance may
+ *	allocate; optional in %SACRED_CMD_MEM_NEW (default
+ *	%SACRED_MEM_CAP_DEFAULT)
+ * @SACRED_ATTR_MEM_MEM_USED: u64, bytes of region memory allocated
+ * @SACRED_ATTR_MEM_NR_REGIONS: u32, number of regions
+ * @SACRED_ATTR_REGION_ID: u32, region id, unique within its instance
+ * @SACRED_ATTR_REGION_SIZE: u64, bytes; a non-zero multiple of 4096, at
+ *	most %SACRED_REGION_SIZE_MAX
+ * @SACRED_ATTR_REGION_POLICY: u8, &enum sacred_policy (default
+ *	%SACRED_POLICY_STATIC)
+ * @SACRED_ATTR_REGION_EPOCH: u32, permission epoch: bumped by every
+ *	permission change on the region
+ * @SACRED_ATTR_REGION_NR_CHUNKS: u32, physically contiguous chunks the
+ *	region is made of (diagnostics)
+ * @SACRED_ATTR_REGION_ACL: nest of %SACRED_ATTR_ACL_ENTRY
+ * @SACRED_ATTR_ACL_ENTRY: nest: %SACRED_ATTR_PROCESS_ID,
+ *	%SACRED_ATTR_ACCESS (the most the process may hold) and, in replies,
+ *	%SACRED_ATTR_ACCESS_CUR (what it holds now)
+ * @SACRED_ATTR_PROCESS_ID: u32, a process id
+ * @SACRED_ATTR_ACCESS: u32, &enum sacred_access bits: 0, READ,
+ *	READ|WRITE or READ|WRITE|ATOMIC
+ * @SACRED_ATTR_ACCESS_CUR: u32, &enum sacred_access bits held now
+ * @SACRED_ATTR_BALLOT: u64, ballot of a grant on a fenced region; in
+ *	region replies: the highest ballot seen
+ * @SACRED_ATTR_TARGET: u32, process id whose write a revoke-only request
+ *	revokes
+ * @SACRED_ATTR_REFUSE_REASON: u32, &enum sacred_refuse_reason
+ * @SACRED_ATTR_PEER_CONNECTED: u8, 1 while the process is connected
+ * @SACRED_ATTR_PEER_REQUESTS: u64, requests received from the process
+ * @SACRED_ATTR_PEER_REFUSED: u64, its requests the policies refused
+ * @SACRED_ATTR_PEER_FENCES: u64, times its connection was fenced
+ * @SACRED_ATTR_PEER_CONNECTS: u64, connections it made
+ * @SACRED_ATTR_PEER_MRS: u32, fast-registration MRs it holds
  * @__SACRED_ATTR_MAX: internal
  * @SACRED_ATTR_MAX: highest attribute number
  */
@@ -104,6 +167,30 @@ enum sacred_attr {
 	SACRED_ATTR_MEM_ADDR,
 	SACRED_ATTR_MEM_PORT,
 	SACRED_ATTR_MEM_STATE,
+	SACRED_ATTR_MEM_MEM_CAP,
+	SACRED_ATTR_MEM_MEM_USED,
+	SACRED_ATTR_MEM_NR_REGIONS,
+
+	SACRED_ATTR_REGION_ID,
+	SACRED_ATTR_REGION_SIZE,
+	SACRED_ATTR_REGION_POLICY,
+	SACRED_ATTR_REGION_EPOCH,
+	SACRED_ATTR_REGION_NR_CHUNKS,
+	SACRED_ATTR_REGION_ACL,
+	SACRED_ATTR_ACL_ENTRY,
+	SACRED_ATTR_PROCESS_ID,
+	SACRED_ATTR_ACCESS,
+	SACRED_ATTR_ACCESS_CUR,
+	SACRED_ATTR_BALLOT,
+	SACRED_ATTR_TARGET,
+	SACRED_ATTR_REFUSE_REASON,
+
+	SACRED_ATTR_PEER_CONNECTED,
+	SACRED_ATTR_PEER_REQUESTS,
+	SACRED_ATTR_PEER_REFUSED,
+	SACRED_ATTR_PEER_FENCES,
+	SACRED_ATTR_PEER_CONNECTS,
+	SACRED_ATTR_PEER_MRS,
 
 	__SACRED_ATTR_MAX,
 	SACRED_ATTR_MAX = __SACRED_ATTR_MAX - 1
@@ -141,13 +228,258 @@ enum sacred_link_layer {
 
 /**
  * enum sacred_mem_state - state of a memory instance
+ * @SACRED_MEM_UNSPEC: not a state (so that a missing attribute is not "up")
  * @SACRED_MEM_UP: listening and serving its peers
  * @SACRED_MEM_DOWN: crashed on purpose: no listener, no connections,
  *	regions kept
  */
 enum sacred_mem_state {
+	SACRED_MEM_UNSPEC,
 	SACRED_MEM_UP,
 	SACRED_MEM_DOWN,
+};
+
+/**
+ * enum sacred_policy - acceptChange policy of a region
+ * @SACRED_POLICY_STATIC: no runtime change; the ACL is set by an admin
+ * @SACRED_POLICY_EXCLUSIVE_WRITER: a member asking for write gets it;
+ *	every other writer is demoted to read-only first (Protected Memory
+ *	Paxos)
+ * @SACRED_POLICY_SWMR: one owner writes, members read; every change is
+ *	refused (non-equivocating broadcast)
+ * @SACRED_POLICY_REVOKE_ONLY: any member may revoke the writer's write
+ *	permission; nothing is ever granted back (Cheap Quorum panic)
+ * @SACRED_POLICY_FENCED: a grant carries a ballot and is accepted only
+ *	above the highest ballot seen (fencing token)
+ * @__SACRED_POLICY_MAX: internal
+ * @SACRED_POLICY_MAX: highest policy number
+ */
+enum sacred_policy {
+	SACRED_POLICY_STATIC,
+	SACRED_POLICY_EXCLUSIVE_WRITER,
+	SACRED_POLICY_SWMR,
+	SACRED_POLICY_REVOKE_ONLY,
+	SACRED_POLICY_FENCED,
+
+	__SACRED_POLICY_MAX,
+	SACRED_POLICY_MAX = __SACRED_POLICY_MAX - 1
+};
+
+/* Region sizes: page multiples up to 16 GiB. */
+#define SACRED_REGION_ALIGN		4096ULL
+#define SACRED_REGION_SIZE_MAX		(16ULL << 30)
+/* Region memory an instance may allocate unless told otherwise. */
+#define SACRED_MEM_CAP_DEFAULT		(1ULL << 30)
+
+/*
+ * ----------------------------------------------------------------------
+ * The wire: what a process and a memory instance exchange.
+ *
+ * A process connects to an instance with rdma_cm (RC, TCP port space),
+ * presenting struct sacred_wire_conn_req as private data; the instance
+ * answers with struct sacred_wire_conn_rep, or rejects with struct
+ * sacred_wire_conn_rej (IB_CM_REJ_CONSUMER_DEFINED). Over the connection,
+ * the process SENDs requests and the instance SENDs one reply to each, in
+ * order. Every message starts with struct sacred_wire_hdr; every field is
+ * little-endian; a message is at most SACRED_WIRE_MSG_MAX bytes. At most
+ * the number of credits in the conn_rep may be outstanding (sent but not
+ * answered) at any time; more is a protocol violation and the instance
+ * drops the connection.
+ *
+ * Regions are addressed zero-based: RDMA address 0 is the region's first
+ * byte, so a READ or WRITE at offset o of a region uses remote address
+ * addr + o with the rkey of the reply (addr is 0 today; use it anyway).
+ * ----------------------------------------------------------------------
+ */
+#define SACRED_WIRE_VERSION	1
+#define SACRED_WIRE_MSG_MAX	64
+
+/**
+ * struct sacred_wire_conn_req - private data of a connect request
+ * @version: %SACRED_WIRE_VERSION
+ * @flags: 0
+ * @process_id: the process's id; one connection per id and instance
+ * @reserved: 0
+ */
+struct sacred_wire_conn_req {
+	__le16 version;
+	__le16 flags;
+	__le32 process_id;
+	__le32 reserved[2];
+};
+
+/**
+ * struct sacred_wire_conn_rep - private data of the instance's accept
+ * @version: %SACRED_WIRE_VERSION
+ * @flags: 0
+ * @mem_id: id of the instance
+ * @credits: requests the process may have outstanding
+ * @msg_max: largest message either side sends
+ * @reserved: 0
+ */
+struct sacred_wire_conn_rep {
+	__le16 version;
+	__le16 flags;
+	__le32 mem_id;
+	__le16 credits;
+	__le16 msg_max;
+	__le32 reserved;
+};
+
+/**
+ * enum sacred_wire_rej_reason - why an instance refused a connection
+ * @SACRED_REJ_VERSION: unsupported wire version
+ * @SACRED_REJ_MALFORMED: private data too short or reserved bits set
+ * @SACRED_REJ_DUPLICATE: a live connection holds this process id
+ * @SACRED_REJ_RESOURCES: the instance is out of memory or queue pairs
+ * @SACRED_REJ_DOWN: the instance is down
+ */
+enum sacred_wire_rej_reason {
+	SACRED_REJ_VERSION = 1,
+	SACRED_REJ_MALFORMED,
+	SACRED_REJ_DUPLICATE,
+	SACRED_REJ_RESOURCES,
+	SACRED_REJ_DOWN,
+};
+
+/**
+ * struct sacred_wire_conn_rej - private data of the instance's reject
+ * @version: %SACRED_WIRE_VERSION
+ * @reason: &enum sacred_wire_rej_reason
+ */
+struct sacred_wire_conn_rej {
+	__le16 version;
+	__le16 reason;
+};
+
+/**
+ * enum sacred_wire_op - message types
+ * @SACRED_OP_ATTACH: process -> instance: learn the region's key, size,
+ *	epoch and the access the process holds (struct sacred_wire_req)
+ * @SACRED_OP_PERM: process -> instance: changePermission: ask for
+ *	@access on the region (struct sacred_wire_req)
+ * @SACRED_OP_REPLY: instance -> process: the answer to a request, with
+ *	the request's cookie (struct sacred_wire_reply)
+ */
+enum sacred_wire_op {
+	SACRED_OP_ATTACH = 1,
+	SACRED_OP_PERM,
+	SACRED_OP_REPLY,
+};
+
+/**
+ * enum sacred_access - access bits of a process on a region
+ * @SACRED_ACCESS_READ: RDMA READ
+ * @SACRED_ACCESS_WRITE: RDMA WRITE
+ * @SACRED_ACCESS_ATOMIC: compare-and-swap and fetch-and-add
+ *
+ * An ACL entry is one of: none (0), read, read|write,
+ * read|write|atomic.
+ */
+enum sacred_access {
+	SACRED_ACCESS_READ	= 1 << 0,
+	SACRED_ACCESS_WRITE	= 1 << 1,
+	SACRED_ACCESS_ATOMIC	= 1 << 2,
+};
+
+#define SACRED_ACCESS_ALL	(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE | \
+				 SACRED_ACCESS_ATOMIC)
+
+/**
+ * struct sacred_wire_hdr - starts every message
+ * @version: %SACRED_WIRE_VERSION
+ * @op: &enum sacred_wire_op
+ * @cookie: chosen by the process, echoed in the reply
+ */
+struct sacred_wire_hdr {
+	__le16 version;
+	__le16 op;
+	__le32 cookie;
+};
+
+/**
+ * struct sacred_wire_req - %SACRED_OP_ATTACH and %SACRED_OP_PERM
+ * @hdr: header
+ * @region_id: the region
+ * @access: %SACRED_OP_PERM: the access wanted (&enum sacred_access);
+ *	0 for %SACRED_OP_ATTACH, and for a revoke on a revoke-only region
+ * @ballot: %SACRED_OP_PERM on a fenced region: the ballot of the grant;
+ *	otherwise 0
+ * @target: %SACRED_OP_PERM on a revoke-only region: the process whose
+ *	write permission is revoked; otherwise 0
+ * @reserved: 0
+ */
+struct sacred_wire_req {
+	struct sacred_wire_hdr hdr;
+	__le32 region_id;
+	__le32 access;
+	__le64 ballot;
+	__le32 target;
+	__le32 reserved;
+};
+
+/**
+ * enum sacred_wire_status - the outcome in a reply
+ * @SACRED_ST_OK: done; the reply describes the access now held
+ * @SACRED_ST_REFUSED: the region's policy refused the change; nothing
+ *	changed; @reason says why
+ * @SACRED_ST_NO_REGION: no such region
+ * @SACRED_ST_NO_ACCESS: the process is not a member of the region
+ * @SACRED_ST_INVALID: malformed request
+ * @SACRED_ST_FAILED: the instance failed to apply the change (out of
+ *	resources, device error); access may have been revoked, never
+ *	widened
+ */
+enum sacred_wire_status {
+	SACRED_ST_OK,
+	SACRED_ST_REFUSED,
+	SACRED_ST_NO_REGION,
+	SACRED_ST_NO_ACCESS,
+	SACRED_ST_INVALID,
+	SACRED_ST_FAILED,
+};
+
+/**
+ * enum sacred_refuse_reason - why a policy refused a change
+ * @SACRED_REFUSE_NONE: not refused
+ * @SACRED_REFUSE_STATIC: the region's permissions change only by an admin
+ * @SACRED_REFUSE_NOT_MEMBER: the process may not hold that access
+ * @SACRED_REFUSE_SWMR: single-writer region: nothing changes at runtime
+ * @SACRED_REFUSE_NO_GRANT: revoke-only region: nothing is ever granted
+ * @SACRED_REFUSE_STALE_BALLOT: fenced region: the ballot is not above the
+ *	highest seen
+ */
+enum sacred_refuse_reason {
+	SACRED_REFUSE_NONE,
+	SACRED_REFUSE_STATIC,
+	SACRED_REFUSE_NOT_MEMBER,
+	SACRED_REFUSE_SWMR,
+	SACRED_REFUSE_NO_GRANT,
+	SACRED_REFUSE_STALE_BALLOT,
+};
+
+/**
+ * struct sacred_wire_reply - %SACRED_OP_REPLY
+ * @hdr: header, with the request's cookie
+ * @status: &enum sacred_wire_status
+ * @reason: &enum sacred_refuse_reason
+ * @region_id: the region
+ * @access: the access the process now holds (&enum sacred_access)
+ * @rkey: key for RDMA on the region; 0 when @access is 0
+ * @epoch: the region's permission epoch after the request
+ * @addr: remote address of the region's byte 0
+ * @size: region size in bytes
+ */
+struct sacred_wire_reply {
+	struct sacred_wire_hdr hdr;
+	__le32 status;
+	__le32 reason;
+	__le32 region_id;
+	__le32 access;
+	__le32 rkey;
+	__le32 epoch;
+	__le64 addr;
+	__le64 size;
 };
 
 #endif /* _UAPI_LINUX_SACRED_H */

@@ -1,0 +1,754 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sacred - peers and their connections.
+ *
+ * This file owns struct sacred_peer (a process an instance knows) and
+ * struct sacred_conn (one rdma_cm connection of it), and the request
+ * path: the SENDs a process makes to an instance and the replies.
+ *
+ * A peer is created by its first connect request and lives until its
+ * instance goes. It owns a protection domain of its own: its MRs (perm.c)
+ * and its QPs live there and nowhere else, so a key of one process is
+ * useless on another process's QP - a process that guesses or learns
+ * another's rkey gets a remote access error. Its grants survive
+ * reconnections, so MRs are not churned by a process that comes back.
+ *
+ * A connection: one RC QP on the peer's PD, one CQ polled from a
+ * workqueue, SACRED_CREDITS receive buffers and as many send buffers, all
+ * in one DMA-mapped allocation. Request life:
+ *
+ *   recv_done()   (CQ context) queue the buffer on conn->pending, kick
+ *                 conn->work on sacred_wq;
+ *   conn_work()   under mem->lock: parse and check the request, run it
+ *                 (perm.c), build the reply in the send buffer of the
+ *                 same slot and post it;
+ *   send_done()   repost the slot's receive buffer.
+ *
+ * A slot's receive buffer is reposted only after its reply went out, so a
+ * process that sends more than its credits gets receiver-not-ready NAKs,
+ * never a queue that grows, and a send buffer is never rewritten while the
+ * device may still read it.
+ *
+ * End of a connection: a disconnect, a connection error, any failed
+ * completion, or a fence (perm.c revoking a connected process's access)
+ * queues conn->release_work once (SACRED_CONN_RELEASE_QUEUED). The release
+ * drains the QP (unless a fence already did), then detaches the connection
+ * from its peer under mem->lock - so a peer without a connection never has
+ * a QP still placing data - and destroys QP, CQ and cm_id outside any
+ * lock: rdma_destroy_id() waits for running event handlers, and the
+ * listener's handler takes mem->lock. The rule that keeps this free of
+ * deadlocks: nothing calls rdma_destroy_id() or flushes sacred_wq while
+ * holding mem->lock, and no work item takes sacred_lock.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_cm.h>
+#include <rdma/rdma_cm.h>
+#include "sacred.h"
+
+#define SACRED_CREDITS		16
+#define SACRED_MAX_PEERS	4096
+
+enum {
+	SACRED_CONN_RELEASE_QUEUED,
+	SACRED_CONN_FENCED,
+	SACRED_CONN_DEAD,
+};
+
+struct sacred_slot {
+	struct ib_cqe rx_cqe;
+	struct ib_cqe tx_cqe;
+	struct sacred_conn *conn;
+	struct list_head list;
+	u32 len;
+	unsigned int index;
+};
+
+/**
+ * struct sacred_conn - one connection of a peer
+ * @peer: the peer
+ * @cm_id: its rdma_cm id; the QP hangs off it
+ * @cq: send and receive CQ, polled from a workqueue
+ * @flags: SACRED_CONN_* bits
+ * @lock: protects @pending
+ * @pending: slots holding requests not yet handled, in arrival order
+ * @work: handles @pending
+ * @release_work: tears the connection down
+ * @fenced: completed once the QP is drained (sacred_conn_fence())
+ * @buf: receive buffers, then send buffers, SACRED_WIRE_MSG_MAX each
+ * @dma: DMA address of @buf
+ * @slot: per-credit state
+ */
+struct sacred_conn {
+	struct sacred_peer *peer;
+	struct rdma_cm_id *cm_id;
+	struct ib_cq *cq;
+	unsigned long flags;
+	spinlock_t lock;	/* protects @pending */
+	struct list_head pending;
+	struct work_struct work;
+	struct work_struct release_work;
+	struct completion fenced;
+	u8 *buf;
+	u64 dma;
+	struct sacred_slot slot[SACRED_CREDITS];
+};
+
+#define SACRED_BUF_LEN	(2 * SACRED_CREDITS * SACRED_WIRE_MSG_MAX)
+
+static inline u32 sacred_rx_off(unsigned int i)
+{
+	return i * SACRED_WIRE_MSG_MAX;
+}
+
+static inline u32 sacred_tx_off(unsigned int i)
+{
+	return (SACRED_CREDITS + i) * SACRED_WIRE_MSG_MAX;
+}
+
+static struct ib_device *sacred_conn_ibdev(struct sacred_conn *conn)
+{
+	return conn->peer->mem->sdev->ibdev;
+}
+
+/**
+ * sacred_conn_qp() - the QP of a connection
+ * @conn: the connection
+ *
+ * Return: the QP.
+ */
+struct ib_qp *sacred_conn_qp(struct sacred_conn *conn)
+{
+	return conn->cm_id->qp;
+}
+
+/**
+ * sacred_conn_peer() - the peer a connection belongs to
+ * @conn: the connection
+ *
+ * Return: the peer.
+ */
+struct sacred_peer *sacred_conn_peer(struct sacred_conn *conn)
+{
+	return conn->peer;
+}
+
+/**
+ * sacred_conn_usable() - may work requests still be posted on @conn?
+ * @conn: the connection, or NULL
+ *
+ * Context: mem->lock held.
+ * Return: true if @conn is neither fenced nor dead.
+ */
+bool sacred_conn_usable(struct sacred_conn *conn)
+{
+	return conn && !test_bit(SACRED_CONN_FENCED, &conn->flags) &&
+	       !test_bit(SACRED_CONN_DEAD, &conn->flags);
+}
+
+/**
+ * sacred_peer_conn() - the live connection of a peer
+ * @peer: the peer
+ *
+ * Context: mem->lock held.
+ * Return: the connection or NULL.
+ */
+struct sacred_conn *sacred_peer_conn(struct sacred_peer *peer)
+{
+	return peer->conn;
+}
+
+static void sacred_conn_queue_release(struct sacred_conn *conn)
+{
+	if (!test_and_set_bit(SACRED_CONN_RELEASE_QUEUED, &conn->flags))
+		queue_work(sacred_wq, &conn->release_work);
+}
+
+static int sacred_conn_post_recv(struct sacred_conn *conn, unsigned int i)
+{
+	struct ib_sge sge = {
+		.addr	= conn->dma + sacred_rx_off(i),
+		.length	= SACRED_WIRE_MSG_MAX,
+		.lkey	= conn->peer->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe		= &conn->slot[i].rx_cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+	};
+
+	ib_dma_sync_single_for_device(sacred_conn_ibdev(conn),
+				      conn->dma + sacred_rx_off(i),
+				      SACRED_WIRE_MSG_MAX, DMA_FROM_DEVICE);
+	return ib_post_recv(sacred_conn_qp(conn), &wr, NULL);
+}
+
+static void sacred_conn_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sacred_slot *slot =
+		container_of(wc->wr_cqe, struct sacred_slot, rx_cqe);
+	struct sacred_conn *conn = slot->conn;
+	unsigned long flags;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		/* Flushed by a drain, or the QP broke: either way, done. */
+		sacred_conn_queue_release(conn);
+		return;
+	}
+
+	slot->len = wc->byte_len;
+	spin_lock_irqsave(&conn->lock, flags);
+	list_add_tail(&slot->list, &conn->pending);
+	spin_unlock_irqrestore(&conn->lock, flags);
+	queue_work(sacred_wq, &conn->work);
+}
+
+static void sacred_conn_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sacred_slot *slot =
+		container_of(wc->wr_cqe, struct sacred_slot, tx_cqe);
+	struct sacred_conn *conn = slot->conn;
+
+	if (wc->status != IB_WC_SUCCESS ||
+	    test_bit(SACRED_CONN_DEAD, &conn->flags) ||
+	    sacred_conn_post_recv(conn, slot->index))
+		sacred_conn_queue_release(conn);
+}
+
+static int sacred_conn_post_reply(struct sacred_conn *conn,
+				  struct sacred_slot *slot)
+{
+	struct ib_sge sge = {
+		.addr	= conn->dma + sacred_tx_off(slot->index),
+		.length	= sizeof(struct sacred_wire_reply),
+		.lkey	= conn->peer->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe		= &slot->tx_cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+
+	ib_dma_sync_single_for_device(sacred_conn_ibdev(conn), sge.addr,
+				      sge.length, DMA_TO_DEVICE);
+	return ib_post_send(sacred_conn_qp(conn), &wr, NULL);
+}
+
+static bool sacred_access_valid(u32 access)
+{
+	return access == 0 || access == SACRED_ACCESS_READ ||
+	       access == (SACRED_ACCESS_READ | SACRED_ACCESS_WRITE) ||
+	       access == SACRED_ACCESS_ALL;
+}
+
+/*
+ * Run one request and fill in @rep. Every field of the request is checked
+ * here; nothing the process sent is trusted further down.
+ */
+static void sacred_conn_handle(struct sacred_conn *conn,
+			       const struct sacred_wire_req *req, u32 len,
+			       struct sacred_wire_reply *rep)
+{
+	struct sacred_peer *peer = conn->peer;
+	struct sacred_mem *mem = peer->mem;
+	struct sacred_perm_change chg = {};
+	struct sacred_region *region;
+	struct sacred_acl_entry *acl;
+	struct sacred_grant *grant;
+	u32 reason = SACRED_REFUSE_NONE;
+	u16 op;
+	int ret;
+
+	peer->requests++;
+	rep->status = cpu_to_le32(SACRED_ST_INVALID);
+	if (len < sizeof(*req) || le16_to_cpu(req->hdr.version) !=
+	    SACRED_WIRE_VERSION || req->reserved)
+		return;
+	op = le16_to_cpu(req->hdr.op);
+	if (op != SACRED_OP_ATTACH && op != SACRED_OP_PERM)
+		return;
+	chg.access = le32_to_cpu(req->access);
+	if (!sacred_access_valid(chg.access) ||
+	    (op == SACRED_OP_ATTACH && (chg.access || req->ballot ||
+					req->target)))
+		return;
+
+	rep->region_id = req->region_id;
+	region = xa_load(&mem->regions, le32_to_cpu(req->region_id));
+	if (!region) {
+		rep->status = cpu_to_le32(SACRED_ST_NO_REGION);
+		return;
+	}
+	rep->size = cpu_to_le64(region->size);
+
+	if (op == SACRED_OP_PERM) {
+		chg.requester = peer->process_id;
+		chg.ballot = le64_to_cpu(req->ballot);
+		chg.target = le32_to_cpu(req->target);
+		chg.via = conn;
+		ret = sacred_perm_change(region, &chg, &reason);
+		if (ret) {
+			rep->status = cpu_to_le32(SACRED_ST_FAILED);
+			goto out;
+		}
+		if (reason) {
+			peer->refused++;
+			rep->status = cpu_to_le32(SACRED_ST_REFUSED);
+			rep->reason = cpu_to_le32(reason);
+			goto out;
+		}
+	}
+
+	acl = xa_load(&region->acl, peer->process_id);
+	if (!acl) {
+		rep->status = cpu_to_le32(SACRED_ST_NO_ACCESS);
+		goto out;
+	}
+	ret = sacred_perm_attach(peer, region, conn, &grant);
+	if (ret) {
+		rep->status = cpu_to_le32(SACRED_ST_FAILED);
+		goto out;
+	}
+	rep->status = cpu_to_le32(SACRED_ST_OK);
+	rep->access = cpu_to_le32(grant ? grant->access : 0);
+	rep->rkey = cpu_to_le32(grant ? sacred_grant_rkey(grant) : 0);
+out:
+	rep->epoch = cpu_to_le32(region->epoch);
+}
+
+static void sacred_conn_work(struct work_struct *work)
+{
+	struct sacred_conn *conn = container_of(work, struct sacred_conn, work);
+	struct sacred_mem *mem = conn->peer->mem;
+	struct ib_device *ibdev = sacred_conn_ibdev(conn);
+	struct sacred_wire_reply *rep;
+	struct sacred_wire_req *req;
+	struct sacred_slot *slot;
+	unsigned long flags;
+
+	for (;;) {
+		spin_lock_irqsave(&conn->lock, flags);
+		slot = list_first_entry_or_null(&conn->pending,
+						struct sacred_slot, list);
+		if (slot)
+			list_del(&slot->list);
+		spin_unlock_irqrestore(&conn->lock, flags);
+		if (!slot)
+			return;
+
+		ib_dma_sync_single_for_cpu(ibdev,
+					   conn->dma + sacred_rx_off(slot->index),
+					   SACRED_WIRE_MSG_MAX, DMA_FROM_DEVICE);
+		req = (void *)(conn->buf + sacred_rx_off(slot->index));
+		rep = (void *)(conn->buf + sacred_tx_off(slot->index));
+		memset(rep, 0, sizeof(*rep));
+		rep->hdr.version = cpu_to_le16(SACRED_WIRE_VERSION);
+		rep->hdr.op = cpu_to_le16(SACRED_OP_REPLY);
+		if (slot->len >= sizeof(req->hdr))
+			rep->hdr.cookie = req->hdr.cookie;
+
+		mutex_lock(&mem->lock);
+		if (test_bit(SACRED_CONN_DEAD, &conn->flags) ||
+		    test_bit(SACRED_CONN_FENCED, &conn->flags)) {
+			mutex_unlock(&mem->lock);
+			continue;
+		}
+		sacred_conn_handle(conn, req, slot->len, rep);
+		/*
+		 * Posted under mem->lock, so that a change that revokes this
+		 * process is never overtaken by this reply, and a fence of
+		 * this connection is never overtaken by a post.
+		 */
+		if (sacred_conn_usable(conn) &&
+		    sacred_conn_post_reply(conn, slot))
+			sacred_conn_queue_release(conn);
+		mutex_unlock(&mem->lock);
+	}
+}
+
+/*
+ * Drain the QP once; whoever comes second waits until it is drained. Both
+ * the fence (under mem->lock) and the release work (without it) get here,
+ * and neither waits for the other's lock. Returns true for the drainer.
+ */
+static bool sacred_conn_drain(struct sacred_conn *conn)
+{
+	if (test_and_set_bit(SACRED_CONN_FENCED, &conn->flags)) {
+		wait_for_completion(&conn->fenced);
+		return false;
+	}
+	ib_drain_qp(sacred_conn_qp(conn));
+	complete_all(&conn->fenced);
+	return true;
+}
+
+/**
+ * sacred_conn_fence() - stop every access of a connection, for good
+ * @conn: the connection of a process whose access is being revoked
+ *
+ * Moves the QP to the error state and waits until both its queues are
+ * flushed (ib_drain_qp()). On rxe the receive-queue flush is done by the
+ * same responder task that places incoming RDMA data, one packet at a
+ * time and after checking the QP state: once the drain marker's flush
+ * completes, no packet of this QP is being placed and none will be. See
+ * Documentation/permission-switch.rst for the argument and for hardware.
+ * The connection is then detached from its peer, so the process can
+ * connect again at once, and released.
+ *
+ * Context: mem->lock held; sleeps.
+ */
+void sacred_conn_fence(struct sacred_conn *conn)
+{
+	lockdep_assert_held(&conn->peer->mem->lock);
+	if (sacred_conn_drain(conn))
+		conn->peer->fences++;
+	if (conn->peer->conn == conn)
+		conn->peer->conn = NULL;
+	set_bit(SACRED_CONN_DEAD, &conn->flags);
+	rdma_disconnect(conn->cm_id);
+	sacred_conn_queue_release(conn);
+}
+
+static void sacred_conn_free(struct sacred_conn *conn)
+{
+	struct ib_device *ibdev = sacred_conn_ibdev(conn);
+
+	ib_dma_unmap_single(ibdev, conn->dma, SACRED_BUF_LEN,
+			    DMA_BIDIRECTIONAL);
+	kfree(conn->buf);
+	kfree(conn);
+	atomic_dec(&sacred_live.conns);
+}
+
+static void sacred_conn_release_work(struct work_struct *work)
+{
+	struct sacred_conn *conn =
+		container_of(work, struct sacred_conn, release_work);
+	struct sacred_mem *mem = conn->peer->mem;
+
+	/*
+	 * Drained before it is detached: a peer without a connection never
+	 * has a QP that may still be placing data (perm.c relies on it).
+	 */
+	rdma_disconnect(conn->cm_id);
+	sacred_conn_drain(conn);
+
+	mutex_lock(&mem->lock);
+	if (conn->peer->conn == conn)
+		conn->peer->conn = NULL;
+	set_bit(SACRED_CONN_DEAD, &conn->flags);
+	mutex_unlock(&mem->lock);
+
+	rdma_destroy_qp(conn->cm_id);
+	ib_free_cq(conn->cq);
+	/* No completion handler runs now; the work cannot be queued again. */
+	cancel_work_sync(&conn->work);
+	rdma_destroy_id(conn->cm_id);
+	sacred_conn_free(conn);
+}
+
+/**
+ * sacred_conn_cm_event() - an rdma_cm event on a connection's id
+ * @cm_id: the id; its context is the connection
+ * @event: the event
+ *
+ * Connection ids inherit the listener's handler (mem.c), which passes
+ * every event but CONNECT_REQUEST on an id with a QP here.
+ *
+ * Context: rdma_cm event handler; takes no lock.
+ * Return: 0: the release work destroys the id, never rdma_cm.
+ */
+int sacred_conn_cm_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *event)
+{
+	struct sacred_conn *conn = cm_id->context;
+
+	switch (event->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		sacred_conn_queue_release(conn);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
+					      struct rdma_cm_id *cm_id)
+{
+	struct ib_device *ibdev = peer->mem->sdev->ibdev;
+	struct ib_qp_init_attr attr = {};
+	struct sacred_conn *conn;
+	unsigned int i;
+	int ret;
+
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	if (!conn)
+		return ERR_PTR(-ENOMEM);
+	conn->peer = peer;
+	conn->cm_id = cm_id;
+	spin_lock_init(&conn->lock);
+	INIT_LIST_HEAD(&conn->pending);
+	INIT_WORK(&conn->work, sacred_conn_work);
+	INIT_WORK(&conn->release_work, sacred_conn_release_work);
+	init_completion(&conn->fenced);
+	for (i = 0; i < SACRED_CREDITS; i++) {
+		conn->slot[i].conn = conn;
+		conn->slot[i].index = i;
+		conn->slot[i].rx_cqe.done = sacred_conn_recv_done;
+		conn->slot[i].tx_cqe.done = sacred_conn_send_done;
+	}
+
+	ret = -ENOMEM;
+	conn->buf = kzalloc(SACRED_BUF_LEN, GFP_KERNEL);
+	if (!conn->buf)
+		goto err_free;
+	conn->dma = ib_dma_map_single(ibdev, conn->buf, SACRED_BUF_LEN,
+				      DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(ibdev, conn->dma))
+		goto err_buf;
+
+	/* Replies, MR work requests and the drain marker; receives + marker. */
+	conn->cq = ib_alloc_cq(ibdev, conn, 3 * SACRED_CREDITS + 8, 0,
+			       IB_POLL_WORKQUEUE);
+	if (IS_ERR(conn->cq)) {
+		ret = PTR_ERR(conn->cq);
+		goto err_unmap;
+	}
+
+	attr.qp_context = conn;
+	attr.send_cq = conn->cq;
+	attr.recv_cq = conn->cq;
+	attr.cap.max_send_wr = 2 * SACRED_CREDITS + 4;
+	attr.cap.max_recv_wr = SACRED_CREDITS + 1;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	ret = rdma_create_qp(cm_id, peer->pd, &attr);
+	if (ret)
+		goto err_cq;
+
+	for (i = 0; i < SACRED_CREDITS; i++) {
+		ret = sacred_conn_post_recv(conn, i);
+		if (ret)
+			goto err_qp;
+	}
+
+	cm_id->context = conn;
+	atomic_inc(&sacred_live.conns);
+	return conn;
+
+err_qp:
+	rdma_destroy_qp(cm_id);
+err_cq:
+	ib_free_cq(conn->cq);
+err_unmap:
+	ib_dma_unmap_single(ibdev, conn->dma, SACRED_BUF_LEN,
+			    DMA_BIDIRECTIONAL);
+err_buf:
+	kfree(conn->buf);
+err_free:
+	kfree(conn);
+	return ERR_PTR(ret);
+}
+
+/* Undo sacred_conn_create() for a connection that was never accepted. */
+static void sacred_conn_abort(struct sacred_conn *conn)
+{
+	rdma_destroy_qp(conn->cm_id);
+	ib_free_cq(conn->cq);
+	conn->cm_id->context = NULL;
+	sacred_conn_free(conn);
+}
+
+/**
+ * sacred_peer_get() - look up, and maybe create, the peer of a process
+ * @mem: the instance
+ * @process_id: the process
+ * @create: create it (with its protection domain) if it is unknown
+ *
+ * Context: mem->lock held.
+ * Return: the peer, NULL if unknown and !@create, or an ERR_PTR.
+ */
+struct sacred_peer *sacred_peer_get(struct sacred_mem *mem, u32 process_id,
+				    bool create)
+{
+	struct sacred_peer *peer;
+	int ret;
+
+	lockdep_assert_held(&mem->lock);
+	peer = xa_load(&mem->peers, process_id);
+	if (peer || !create)
+		return peer;
+	if (atomic_read(&sacred_live.peers) >= SACRED_MAX_PEERS)
+		return ERR_PTR(-ENOSPC);
+
+	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
+	if (!peer)
+		return ERR_PTR(-ENOMEM);
+	peer->mem = mem;
+	peer->process_id = process_id;
+	xa_init(&peer->grants);
+	peer->pd = ib_alloc_pd(mem->sdev->ibdev, 0);
+	if (IS_ERR(peer->pd)) {
+		ret = PTR_ERR(peer->pd);
+		goto err_free;
+	}
+	ret = xa_insert(&mem->peers, process_id, peer, GFP_KERNEL);
+	if (ret)
+		goto err_pd;
+	atomic_inc(&sacred_live.peers);
+	return peer;
+
+err_pd:
+	ib_dealloc_pd(peer->pd);
+err_free:
+	kfree(peer);
+	return ERR_PTR(ret);
+}
+
+static int sacred_peer_reject(struct rdma_cm_id *cm_id, u16 reason)
+{
+	struct sacred_wire_conn_rej rej = {
+		.version = cpu_to_le16(SACRED_WIRE_VERSION),
+		.reason = cpu_to_le16(reason),
+	};
+
+	rdma_reject(cm_id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+	/* Non-zero: rdma_cm destroys the id. */
+	return -ECONNREFUSED;
+}
+
+/**
+ * sacred_peer_connect_request() - answer a process's connect request
+ * @mem: the instance whose listener got it
+ * @cm_id: the new rdma_cm id
+ * @event: the CONNECT_REQUEST event, with the process's private data
+ *
+ * Checks the private data, finds or creates the peer, refuses a second
+ * connection for a process that has a live one, builds the connection
+ * and accepts it.
+ *
+ * Context: the listener's rdma_cm event handler; takes mem->lock.
+ * Return: 0 when accepted; non-zero to make rdma_cm destroy @cm_id.
+ */
+int sacred_peer_connect_request(struct sacred_mem *mem,
+				struct rdma_cm_id *cm_id,
+				struct rdma_cm_event *event)
+{
+	const struct rdma_conn_param *param = &event->param.conn;
+	const struct sacred_wire_conn_req *req = param->private_data;
+	struct ib_device *ibdev = mem->sdev->ibdev;
+	struct sacred_wire_conn_rep rep = {};
+	struct rdma_conn_param accept = {};
+	struct sacred_peer *peer;
+	struct sacred_conn *conn;
+	int ret;
+
+	if (!req || param->private_data_len < sizeof(*req))
+		return sacred_peer_reject(cm_id, SACRED_REJ_MALFORMED);
+	if (le16_to_cpu(req->version) != SACRED_WIRE_VERSION)
+		return sacred_peer_reject(cm_id, SACRED_REJ_VERSION);
+	if (req->flags || req->reserved[0] || req->reserved[1])
+		return sacred_peer_reject(cm_id, SACRED_REJ_MALFORMED);
+
+	mutex_lock(&mem->lock);
+	if (mem->state != SACRED_MEM_UP) {
+		mutex_unlock(&mem->lock);
+		return sacred_peer_reject(cm_id, SACRED_REJ_DOWN);
+	}
+	peer = sacred_peer_get(mem, le32_to_cpu(req->process_id), true);
+	if (IS_ERR(peer)) {
+		mutex_unlock(&mem->lock);
+		return sacred_peer_reject(cm_id, SACRED_REJ_RESOURCES);
+	}
+	if (peer->conn) {
+		mutex_unlock(&mem->lock);
+		return sacred_peer_reject(cm_id, SACRED_REJ_DUPLICATE);
+	}
+	conn = sacred_conn_create(peer, cm_id);
+	if (IS_ERR(conn)) {
+		mutex_unlock(&mem->lock);
+		return sacred_peer_reject(cm_id, SACRED_REJ_RESOURCES);
+	}
+	peer->conn = conn;
+	peer->connects++;
+
+	rep.version = cpu_to_le16(SACRED_WIRE_VERSION);
+	rep.mem_id = cpu_to_le32(mem->id);
+	rep.credits = cpu_to_le16(SACRED_CREDITS);
+	rep.msg_max = cpu_to_le16(SACRED_WIRE_MSG_MAX);
+	accept.private_data = &rep;
+	accept.private_data_len = sizeof(rep);
+	/*
+	 * The process reads and does atomics on us: we are the responder.
+	 * The CM hands the request's numbers over from our side already:
+	 * param->responder_resources is what the process's initiator depth
+	 * asks of us.
+	 */
+	accept.responder_resources = min_t(u32, param->responder_resources,
+					   ibdev->attrs.max_qp_rd_atom);
+	accept.initiator_depth = 0;
+	accept.rnr_retry_count = 7;
+	ret = rdma_accept(cm_id, &accept);
+	if (ret) {
+		peer->conn = NULL;
+		mutex_unlock(&mem->lock);
+		sacred_conn_abort(conn);
+		return ret;
+	}
+	mutex_unlock(&mem->lock);
+	return 0;
+}
+
+/**
+ * sacred_mem_peers_shutdown() - release every connection of an instance
+ * @mem: the instance; its listener must be gone already
+ *
+ * Context: may sleep; mem->lock not held; no work item of sacred_wq may
+ * be waiting for the caller.
+ */
+void sacred_mem_peers_shutdown(struct sacred_mem *mem)
+{
+	struct sacred_peer *peer;
+	unsigned long pid;
+
+	mutex_lock(&mem->lock);
+	xa_for_each(&mem->peers, pid, peer)
+		if (peer->conn)
+			sacred_conn_queue_release(peer->conn);
+	mutex_unlock(&mem->lock);
+	flush_workqueue(sacred_wq);
+}
+
+/**
+ * sacred_mem_peers_free() - free every peer of an instance
+ * @mem: the instance; its connections and regions must be gone already,
+ *	so no peer holds a grant
+ */
+void sacred_mem_peers_free(struct sacred_mem *mem)
+{
+	struct sacred_peer *peer;
+	unsigned long pid;
+
+	xa_for_each(&mem->peers, pid, peer) {
+		WARN_ON(peer->conn || !xa_empty(&peer->grants));
+		xa_erase(&mem->peers, pid);
+		xa_destroy(&peer->grants);
+		ib_dealloc_pd(peer->pd);
+		kfree(peer);
+		atomic_dec(&sacred_live.peers);
+	}
+	xa_destroy(&mem->peers);
+}

@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sacred - the permission switch: grants, their MRs, and the revoke fence.
+ *
+ * This file owns struct sacred_grant and every verbs operation that changes
+ * who may touch a region: fast registration, local invalidation, MR
+ * replacement and the fence of a revoked process's connection. policy.c
+ * decides; this file applies, revocations first.
+ *
+ * The life of a grant's MR
+ * ------------------------
+ * One MR per (peer, region), allocated in the peer's own PD the first time
+ * the peer attaches, with room for the whole region at the region's MR page
+ * size. Its states, with grant->access as the state variable:
+ *
+ *        alloc                REG_MR (key+1)
+ *   ----------> FREE --------------------------> VALID(access)
+ *               ^  ^                                 |   |
+ *               |  |      LOCAL_INV completed        |   |
+ *               |  +---------------------------------+   |
+ *               |   dereg + alloc (key space used up,    |
+ *               +---- state unknown, or no QP to post ---+
+ *                     the invalidation on)
+ *
+ * - REG_MR and LOCAL_INV are posted on the peer's own QP (rxe, like the
+ *   IBTA, wants the MR's PD on the QP), signaled, and waited for.
+ * - A registration advances the key's low byte by one. After 255 of them
+ *   the next registration first replaces the MR: a key never repeats on a
+ *   peer's MR while the peer could still hold the old one.
+ * - A failed or flushed work request leaves the MR in an unknown state: it
+ *   is replaced, never reused.
+ * - With no usable QP of the peer (it is disconnected, or its connection
+ *   is fenced), invalidation is replacement: ib_dereg_mr() needs no QP.
+ *   This is the fail-over case (the old leader crashed); it costs one MR
+ *   allocation per revoked region.
+ * - Registration is lazy: a grant is registered when its process attaches
+ *   or asks for a change, on the QP the request came on. A revoke only
+ *   ever invalidates.
+ *
+ * The revoke guarantee
+ * --------------------
+ * Once the reply to a change that revokes access of process V has been
+ * posted, no access by V with a revoked key takes effect on the region.
+ * For a V connected on conn, in this order, all before the reply:
+ *
+ *   1. LOCAL_INV of V's MR on V's QP, waited for: from here on a new
+ *      packet carrying the key fails the key check. A packet that passed
+ *      the check before may still be copying (rxe does not wait for it).
+ *   2. fence: V's QP to ERR and ib_drain_qp(): the receive queue's drain
+ *      marker is flushed by the responder that places RDMA data, after it
+ *      finished the packet in progress (sacred_conn_fence()). Now nothing
+ *      of V's is being placed and nothing more will be: the QP drops new
+ *      packets, and the MR refuses the key on any other QP of V's PD.
+ *   3. if step 1 was flushed (V broke its QP first), the MR is replaced
+ *      after the fence.
+ *
+ * A V that is not connected has no QP in its PD, so nothing can use its
+ * key until it connects again, and by then the MR is replaced. A revoke
+ * of the requester's own access is not fenced (its reply travels on that
+ * connection); RC ordering places its earlier writes before its request.
+ * Bytes of a multi-packet write placed before step 2 stay in memory: the
+ * module cannot undo them (torn writes); layers above validate entries.
+ *
+ * Context: everything here runs under mem->lock and may sleep.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include "sacred.h"
+
+#define SACRED_KEY_REGS_MAX	255
+
+struct sacred_wait {
+	struct ib_cqe cqe;
+	struct completion done;
+	enum ib_wc_status status;
+};
+
+static void sacred_wait_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sacred_wait *w = container_of(wc->wr_cqe, struct sacred_wait,
+					     cqe);
+
+	w->status = wc->status;
+	complete(&w->done);
+}
+
+/* Post one signaled work request on @qp and wait for its completion. */
+static int sacred_post_wait(struct ib_qp *qp, struct ib_send_wr *wr)
+{
+	struct sacred_wait w = { .cqe.done = sacred_wait_done };
+	int ret;
+
+	init_completion(&w.done);
+	wr->wr_cqe = &w.cqe;
+	wr->send_flags |= IB_SEND_SIGNALED;
+	ret = ib_post_send(qp, wr, NULL);
+	if (ret)
+		return ret;
+	/* Every posted WR completes: successfully or flushed. */
+	wait_for_completion(&w.done);
+	return w.status == IB_WC_SUCCESS ? 0 : -EIO;
+}
+
+static int ib_access_of(u32 access)
+{
+	int flags = IB_ACCESS_LOCAL_WRITE;
+
+	if (access & SACRED_ACCESS_READ)
+		flags |= IB_ACCESS_REMOTE_READ;
+	if (access & SACRED_ACCESS_WRITE)
+		flags |= IB_ACCESS_REMOTE_WRITE;
+	if (access & SACRED_ACCESS_ATOMIC)
+		flags |= IB_ACCESS_REMOTE_ATOMIC;
+	return flags;
+}
+
+static int sacred_grant_alloc_mr(struct sacred_grant *grant)
+{
+	struct ib_mr *mr;
+
+	mr = ib_alloc_mr(grant->peer->pd, IB_MR_TYPE_MEM_REG,
+			 grant->region->mr_pages);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	grant->mr = mr;
+	grant->regs = 0;
+	grant->access = 0;
+	grant->peer->nr_mrs++;
+	atomic_inc(&sacred_live.mrs);
+	return 0;
+}
+
+static void sacred_grant_put_mr(struct sacred_grant *grant)
+{
+	if (!grant->mr)
+		return;
+	ib_dereg_mr(grant->mr);
+	grant->mr = NULL;
+	grant->access = 0;
+	grant->peer->nr_mrs--;
+	atomic_dec(&sacred_live.mrs);
+}
+
+/*
+ * Replace the MR with a fresh, FREE one. The old one may be VALID: it is
+ * only called when no QP of the peer can use it any more.
+ */
+static int sacred_grant_replace_mr(struct sacred_grant *grant)
+{
+	sacred_grant_put_mr(grant);
+	return sacred_grant_alloc_mr(grant);
+}
+
+/**
+ * sacred_grant_rkey() - the key a grant's process uses
+ * @grant: the grant
+ *
+ * Return: the rkey, or 0 if the MR is FREE.
+ */
+u32 sacred_grant_rkey(struct sacred_grant *grant)
+{
+	return grant->access ? grant->mr->rkey : 0;
+}
+
+/* FREE -> VALID(@access), posted on @conn. */
+static int sacred_grant_register(struct sacred_grant *grant,
+				 struct sacred_conn *conn, u32 access)
+{
+	struct sacred_region *region = grant->region;
+	struct ib_reg_wr wr = {};
+	int n, ret;
+
+	if (!grant->mr || grant->regs >= SACRED_KEY_REGS_MAX) {
+		ret = sacred_grant_replace_mr(grant);
+		if (ret)
+			return ret;
+	}
+
+	n = ib_map_mr_sg_zbva(grant->mr, region->sgt.sgl, region->sgt.nents,
+			      NULL, region->mr_page_size);
+	if (n != region->sgt.nents)
+		return n < 0 ? n : -EINVAL;
+	ib_update_fast_reg_key(grant->mr, (u8)(grant->mr->rkey + 1));
+	grant->regs++;
+
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.mr = grant->mr;
+	wr.key = grant->mr->rkey;
+	wr.access = ib_access_of(access);
+	ret = sacred_post_wait(sacred_conn_qp(conn), &wr.wr);
+	if (ret) {
+		/* Unknown state: never reuse it. */
+		sacred_grant_replace_mr(grant);
+		return ret;
+	}
+	grant->access = access;
+	return 0;
+}
+
+/* VALID -> FREE, posted on @conn; replaces the MR if that fails. */
+static int sacred_grant_invalidate(struct sacred_grant *grant,
+				   struct sacred_conn *conn)
+{
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_LOCAL_INV,
+		.ex.invalidate_rkey = grant->mr->rkey,
+	};
+
+	if (sacred_conn_usable(conn) &&
+	    !sacred_post_wait(sacred_conn_qp(conn), &wr)) {
+		grant->access = 0;
+		return 0;
+	}
+	return -EIO;
+}
+
+/*
+ * Take away from @grant whatever is not in @keep, as the revoke guarantee
+ * above says. The MR ends FREE (or gone); the access kept is registered
+ * again when the process next attaches.
+ */
+static void sacred_grant_revoke(struct sacred_grant *grant, u32 keep,
+				struct sacred_conn *via)
+{
+	struct sacred_conn *conn = sacred_peer_conn(grant->peer);
+	int inv;
+
+	if (!grant->access || !(grant->access & ~keep))
+		return;
+
+	inv = sacred_grant_invalidate(grant, conn);
+	if (conn && conn != via)
+		sacred_conn_fence(conn);
+	if (inv)
+		sacred_grant_replace_mr(grant);
+}
+
+static struct sacred_grant *sacred_grant_lookup(struct sacred_mem *mem,
+						u32 process_id, u32 region_id)
+{
+	struct sacred_peer *peer = xa_load(&mem->peers, process_id);
+
+	return peer ? xa_load(&peer->grants, region_id) : NULL;
+}
+
+/**
+ * sacred_grant_free() - revoke a grant and free it with its MR
+ * @grant: the grant
+ *
+ * Context: mem->lock held.
+ */
+void sacred_grant_free(struct sacred_grant *grant)
+{
+	struct sacred_conn *conn = sacred_peer_conn(grant->peer);
+
+	/* The MR goes away: no QP of the peer may still be placing data. */
+	if (grant->access && conn)
+		sacred_conn_fence(conn);
+	sacred_grant_put_mr(grant);
+	xa_erase(&grant->peer->grants, grant->region->id);
+	kfree(grant);
+}
+
+/*
+ * Apply the @next of every ACL entry: first take away what a process loses
+ * (fencing it), then set @cur; then register the requester's new access on
+ * its own connection. Bumps the epoch.
+ */
+static int sacred_perm_apply(struct sacred_region *region,
+			     struct sacred_conn *via, u32 requester)
+{
+	struct sacred_mem *mem = region->mem;
+	struct sacred_acl_entry *e;
+	struct sacred_grant *grant;
+	unsigned long pid;
+
+	xa_for_each(&region->acl, pid, e) {
+		if (!(e->cur & ~e->next))
+			continue;
+		grant = sacred_grant_lookup(mem, pid, region->id);
+		if (grant)
+			sacred_grant_revoke(grant, e->next, via);
+	}
+	xa_for_each(&region->acl, pid, e)
+		e->cur = e->next;
+	region->epoch++;
+
+	if (!via)
+		return 0;
+	return sacred_perm_attach(sacred_conn_peer(via), region, via, &grant);
+}
+
+/**
+ * sacred_perm_change() - changePermission: decide and apply
+ * @region: the region
+ * @chg: the request; @chg->via is the requester's connection, or NULL when
+ *	an admin asks over netlink
+ * @reason: set to the policy's refusal reason, 0 if it accepted
+ *
+ * A refused request changes nothing. An accepted one is applied before
+ * this returns: revocations fenced, the requester's new access registered
+ * on @chg->via, the epoch bumped, and an event sent.
+ *
+ * Context: mem->lock held.
+ * Return: 0, or a negative errno if the change could not be applied in
+ * full (access may then have been revoked, never widened).
+ */
+int sacred_perm_change(struct sacred_region *region,
+		       const struct sacred_perm_change *chg, u32 *reason)
+{
+	int ret = 0;
+
+	lockdep_assert_held(&region->mem->lock);
+
+	*reason = sacred_policy_decide(region, chg);
+	if (!*reason)
+		ret = sacred_perm_apply(region, chg->via, chg->requester);
+	sacred_nl_notify_perm(region, chg, *reason);
+	return ret;
+}
+
+/**
+ * sacred_perm_attach() - make a process's MR match its current access
+ * @peer: the process
+ * @region: the region; @peer must be in its ACL
+ * @via: @peer's connection, to post on
+ * @grantp: the grant, or NULL when the process holds no access now
+ *
+ * Context: mem->lock held.
+ * Return: 0 or a negative errno.
+ */
+int sacred_perm_attach(struct sacred_peer *peer, struct sacred_region *region,
+		       struct sacred_conn *via, struct sacred_grant **grantp)
+{
+	struct sacred_acl_entry *e = xa_load(&region->acl, peer->process_id);
+	struct sacred_grant *grant;
+	int ret;
+
+	*grantp = NULL;
+	if (!e || !e->cur)
+		return 0;
+
+	grant = xa_load(&peer->grants, region->id);
+	if (!grant) {
+		grant = kzalloc(sizeof(*grant), GFP_KERNEL);
+		if (!grant)
+			return -ENOMEM;
+		grant->peer = peer;
+		grant->region = region;
+		ret = sacred_grant_alloc_mr(grant);
+		if (ret)
+			goto err_free;
+		ret = xa_insert(&peer->grants, region->id, grant, GFP_KERNEL);
+		if (ret)
+			goto err_mr;
+	}
+
+	if (grant->access != e->cur) {
+		if (grant->access && sacred_grant_invalidate(grant, via)) {
+			ret = sacred_grant_replace_mr(grant);
+			if (ret)
+				return ret;
+		}
+		ret = sacred_grant_register(grant, via, e->cur);
+		if (ret)
+			return ret;
+	}
+	*grantp = grant;
+	return 0;
+
+err_mr:
+	sacred_grant_put_mr(grant);
+err_free:
+	kfree(grant);
+	return ret;
+}
+
+/**
+ * sacred_perm_set_acl() - replace a region's ACL
+ * @region: the region
+ * @acl: the new ACL: &struct sacred_acl_entry by process id, with @max
+ *	set; the entries are moved into the region, @acl is left empty
+ * @extack: where to explain a refusal
+ *
+ * A process that stays keeps what it holds within its new @max (all of
+ * @max on a static region); a new one gets the policy's initial access; a
+ * process that leaves loses everything. Losses are applied, with fences,
+ * before this returns.
+ *
+ * Context: mem->lock held.
+ * Return: 0 or a negative errno, with an extack message.
+ */
+int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
+			struct netlink_ext_ack *extack)
+{
+	const struct sacred_policy_ops *ops = sacred_policy(region->policy);
+	struct sacred_acl_entry *e, *old;
+	unsigned long pid;
+	int writers = 0;
+
+	xa_for_each(acl, pid, e) {
+		old = xa_load(&region->acl, pid);
+		if (region->policy == SACRED_POLICY_STATIC || !old)
+			e->cur = ops->initial(e->max);
+		else
+			e->cur = old->cur & e->max;
+		if (e->max & SACRED_ACCESS_WRITE)
+			writers++;
+	}
+	if (region->policy == SACRED_POLICY_SWMR && writers > 1) {
+		NL_SET_ERR_MSG(extack, "an swmr region has at most one writer");
+		return -EINVAL;
+	}
+
+	/* Room for the newcomers first: past this point nothing fails. */
+	xa_for_each(acl, pid, e) {
+		if (xa_load(&region->acl, pid))
+			continue;
+		if (xa_reserve(&region->acl, pid, GFP_KERNEL)) {
+			xa_for_each(acl, pid, e)
+				if (!xa_load(&region->acl, pid))
+					xa_release(&region->acl, pid);
+			return -ENOMEM;
+		}
+	}
+
+	/* What each current member keeps, then take the rest away. */
+	xa_for_each(&region->acl, pid, old) {
+		e = xa_load(acl, pid);
+		old->next = e ? e->cur : 0;
+	}
+	xa_for_each(&region->acl, pid, old) {
+		struct sacred_grant *grant;
+
+		if (!(old->cur & ~old->next))
+			continue;
+		grant = sacred_grant_lookup(region->mem, pid, region->id);
+		if (grant)
+			sacred_grant_revoke(grant, old->next, NULL);
+	}
+
+	/* Install: members that leave go, the others take their new entry. */
+	xa_for_each(&region->acl, pid, old) {
+		if (xa_load(acl, pid))
+			continue;
+		xa_erase(&region->acl, pid);
+		kfree(old);
+	}
+	xa_for_each(acl, pid, e) {
+		xa_erase(acl, pid);
+		/* The slot exists (reserved or in use): this cannot fail. */
+		old = xa_store(&region->acl, pid, e, GFP_KERNEL);
+		if (!xa_is_err(old))
+			kfree(old);
+	}
+	region->epoch++;
+	return 0;
+}
+
+/**
+ * sacred_perm_region_revoke_all() - free every grant on a region
+ * @region: the region, about to be destroyed
+ *
+ * Every process holding access on it is fenced first, so its memory can
+ * be freed.
+ *
+ * Context: mem->lock held.
+ */
+void sacred_perm_region_revoke_all(struct sacred_region *region)
+{
+	struct sacred_peer *peer;
+	struct sacred_grant *grant;
+	struct sacred_acl_entry *e;
+	unsigned long pid;
+
+	xa_for_each(&region->mem->peers, pid, peer) {
+		grant = xa_load(&peer->grants, region->id);
+		if (grant)
+			sacred_grant_free(grant);
+	}
+	xa_for_each(&region->acl, pid, e) {
+		xa_erase(&region->acl, pid);
+		kfree(e);
+	}
+}

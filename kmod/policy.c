@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sacred - acceptChange policies.
+ *
+ * This file owns the decision half of changePermission: one struct
+ * sacred_policy_ops per policy, in one table, so a new policy is one more
+ * struct. A policy never touches verbs: it reads the region's ACL (every
+ * entry's @cur, bounded by @max) and writes the access each member should
+ * hold afterwards into @next; perm.c then applies the difference, revokes
+ * before grants. A refusal returns a reason and leaves every @next equal
+ * to @cur, so a refused request changes nothing.
+ *
+ *   initial(max)   what a member holds when it enters the ACL
+ *   decide(r, c)   0, or an &enum sacred_refuse_reason
+ *
+ * The policies (Documentation/policies.rst has the why):
+ *   static            ACL = permissions; no runtime change
+ *   exclusive-writer  asking for write demotes every other writer to
+ *                     read first; always accepted within the ACL
+ *   swmr              the ACL's writer writes, the rest read; no change
+ *   revoke-only       any member may take write away from the target;
+ *                     nothing is ever granted back
+ *   fenced            exclusive-writer, but a grant of write needs a
+ *                     ballot above the highest granted so far
+ *
+ * Context: mem->lock held.
+ */
+#include "sacred.h"
+
+#define SACRED_WRITE_BITS (SACRED_ACCESS_WRITE | SACRED_ACCESS_ATOMIC)
+
+static void sacred_policy_reset(struct sacred_region *region)
+{
+	struct sacred_acl_entry *e;
+	unsigned long pid;
+
+	xa_for_each(&region->acl, pid, e)
+		e->next = e->cur;
+}
+
+static u32 sacred_policy_max(u32 max)
+{
+	return max;
+}
+
+static u32 sacred_policy_read(u32 max)
+{
+	return max & SACRED_ACCESS_READ;
+}
+
+static u32 sacred_policy_refuse_static(struct sacred_region *region,
+				       const struct sacred_perm_change *chg)
+{
+	return SACRED_REFUSE_STATIC;
+}
+
+static u32 sacred_policy_refuse_swmr(struct sacred_region *region,
+				     const struct sacred_perm_change *chg)
+{
+	return SACRED_REFUSE_SWMR;
+}
+
+/*
+ * The requester gets what it asks for within its ACL entry; if that
+ * includes write, every other writer keeps only read.
+ */
+static u32 sacred_policy_exclusive(struct sacred_region *region,
+				   const struct sacred_perm_change *chg)
+{
+	struct sacred_acl_entry *self, *e;
+	unsigned long pid;
+
+	self = xa_load(&region->acl, chg->requester);
+	if (!self || (chg->access & ~self->max))
+		return SACRED_REFUSE_NOT_MEMBER;
+
+	if (chg->access & SACRED_WRITE_BITS)
+		xa_for_each(&region->acl, pid, e)
+			if (pid != chg->requester)
+				e->next &= ~SACRED_WRITE_BITS;
+	self->next = chg->access;
+	return SACRED_REFUSE_NONE;
+}
+
+static u32 sacred_policy_fenced(struct sacred_region *region,
+				const struct sacred_perm_change *chg)
+{
+	u32 reason;
+
+	if ((chg->access & SACRED_WRITE_BITS) && chg->ballot <= region->ballot)
+		return SACRED_REFUSE_STALE_BALLOT;
+	reason = sacred_policy_exclusive(region, chg);
+	if (reason == SACRED_REFUSE_NONE && (chg->access & SACRED_WRITE_BITS))
+		region->ballot = chg->ballot;
+	return reason;
+}
+
+/*
+ * A member may only take write away from the target (itself included): the
+ * request's access must be 0; anything else would be a grant.
+ */
+static u32 sacred_policy_revoke_only(struct sacred_region *region,
+				     const struct sacred_perm_change *chg)
+{
+	struct sacred_acl_entry *self, *target;
+
+	self = xa_load(&region->acl, chg->requester);
+	if (!self)
+		return SACRED_REFUSE_NOT_MEMBER;
+	if (chg->access)
+		return SACRED_REFUSE_NO_GRANT;
+	target = xa_load(&region->acl, chg->target);
+	if (!target)
+		return SACRED_REFUSE_NOT_MEMBER;
+	target->next &= ~SACRED_WRITE_BITS;
+	return SACRED_REFUSE_NONE;
+}
+
+static const struct sacred_policy_ops sacred_policies[] = {
+	[SACRED_POLICY_STATIC] = {
+		.name		= "static",
+		.initial	= sacred_policy_max,
+		.decide		= sacred_policy_refuse_static,
+	},
+	[SACRED_POLICY_EXCLUSIVE_WRITER] = {
+		.name		= "exclusive-writer",
+		.initial	= sacred_policy_read,
+		.decide		= sacred_policy_exclusive,
+	},
+	[SACRED_POLICY_SWMR] = {
+		.name		= "swmr",
+		.initial	= sacred_policy_max,
+		.decide		= sacred_policy_refuse_swmr,
+	},
+	[SACRED_POLICY_REVOKE_ONLY] = {
+		.name		= "revoke-only",
+		.initial	= sacred_policy_max,
+		.decide		= sacred_policy_revoke_only,
+	},
+	[SACRED_POLICY_FENCED] = {
+		.name		= "fenced",
+		.initial	= sacred_policy_read,
+		.decide		= sacred_policy_fenced,
+	},
+};
+
+static_assert(ARRAY_SIZE(sacred_policies) == __SACRED_POLICY_MAX);
+
+/**
+ * sacred_policy() - the operations of a policy
+ * @policy: &enum sacred_policy, already validated
+ *
+ * Return: the policy's operations.
+ */
+const struct sacred_policy_ops *sacred_policy(u8 policy)
+{
+	return &sacred_policies[policy];
+}
+
+/**
+ * sacred_policy_decide() - run a region's policy on a request
+ * @region: the region
+ * @chg: the request
+ *
+ * Context: mem->lock held.
+ * Return: 0 with every ACL entry's @next set, or a refuse reason with
+ * every @next equal to @cur.
+ */
+u32 sacred_policy_decide(struct sacred_region *region,
+			 const struct sacred_perm_change *chg)
+{
+	u32 reason;
+
+	sacred_policy_reset(region);
+	reason = sacred_policies[region->policy].decide(region, chg);
+	if (reason)
+		sacred_policy_reset(region);
+	return reason;
+}

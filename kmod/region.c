@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sacred - regions.
+ *
+ * This file owns struct sacred_region: the memory that peers of a memory
+ * instance read and write with one-sided RDMA. A region is a list of
+ * physically contiguous chunks (2 MiB where the allocator has them, down to
+ * single pages where it does not), so a 1 GiB region needs no contiguous
+ * gigabyte, and one scatterlist over them, DMA-mapped once for the
+ * instance's device at creation. The per-peer fast-registration MRs that
+ * grant access all map this same scatterlist.
+ *
+ * Every byte is zeroed at allocation and charged to the instance's cap
+ * (mem_cap) before it is allocated, so exceeding the cap is a clean
+ * error. Caps are per instance; when the host runs out of memory first,
+ * allocation fails cleanly (__GFP_RETRY_MAYFAIL) instead of invoking the
+ * OOM killer.
+ *
+ * Context: everything here runs under sacred_lock.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include "sacred.h"
+
+/* Bumped on every change of any region table; lets dumps detect it. */
+unsigned int sacred_region_gen;
+
+/* Largest chunk tried: a PMD-sized page on x86-64. */
+#define SACRED_CHUNK_MAX_ORDER	9
+
+static void sacred_region_free_chunks(struct sacred_region *region)
+{
+	struct scatterlist *sg;
+	int i;
+
+	for_each_sgtable_sg(&region->sgt, sg, i)
+		if (sg_page(sg))
+			__free_pages(sg_page(sg), get_order(sg->length));
+	sg_free_table(&region->sgt);
+}
+
+/*
+ * Allocate @size bytes as zeroed chunks, largest first, falling back to
+ * smaller orders when memory is fragmented.
+ */
+static int sacred_region_alloc_chunks(struct sacred_region *region, u64 size)
+{
+	unsigned long pages = size >> PAGE_SHIFT, done = 0;
+	struct scatterlist *sg;
+	struct page **chunk;
+	unsigned int *order, n = 0;
+	int ret = -ENOMEM, i;
+
+	/* Worst case: one chunk per page. */
+	chunk = kvmalloc_array(pages, sizeof(*chunk), GFP_KERNEL);
+	order = kvmalloc_array(pages, sizeof(*order), GFP_KERNEL);
+	if (!chunk || !order)
+		goto out;
+
+	while (done < pages) {
+		unsigned int o = min_t(unsigned int, SACRED_CHUNK_MAX_ORDER,
+				       ilog2(pages - done));
+		struct page *page = NULL;
+
+		for (;; o--) {
+			gfp_t gfp = GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN;
+
+			/*
+			 * Large chunks are a bonus; single pages may try
+			 * hard, but fail rather than call the OOM killer:
+			 * several instances' caps together can exceed RAM.
+			 */
+			gfp |= o ? __GFP_NORETRY : __GFP_RETRY_MAYFAIL;
+			page = alloc_pages(gfp, o);
+			if (page || !o)
+				break;
+		}
+		if (!page)
+			goto err_free;
+		chunk[n] = page;
+		order[n++] = o;
+		done += 1UL << o;
+		cond_resched();
+	}
+
+	ret = sg_alloc_table(&region->sgt, n, GFP_KERNEL);
+	if (ret)
+		goto err_free;
+	/* Past SG_MAX_SINGLE_ALLOC entries the table is chained: walk it. */
+	for_each_sgtable_sg(&region->sgt, sg, i)
+		sg_set_page(sg, chunk[i], PAGE_SIZE << order[i], 0);
+	region->nr_chunks = n;
+	ret = 0;
+	goto out;
+
+err_free:
+	while (n--)
+		__free_pages(chunk[n], order[n]);
+out:
+	kvfree(order);
+	kvfree(chunk);
+	return ret;
+}
+
+/*
+ * The page size MRs map the region with: the largest power of two (up to
+ * the biggest chunk) that every chunk is a multiple of. Chunks come from
+ * the page allocator, so a chunk of order o is aligned to PAGE_SIZE << o.
+ */
+static void sacred_region_mr_geometry(struct sacred_region *region)
+{
+	unsigned int shift = PAGE_SHIFT + SACRED_CHUNK_MAX_ORDER;
+	struct scatterlist *sg;
+	int i;
+
+	for_each_sgtable_sg(&region->sgt, sg, i)
+		shift = min_t(unsigned int, shift, __ffs(sg->length));
+	region->mr_page_size = 1U << shift;
+	region->mr_pages = region->size >> shift;
+}
+
+/**
+ * sacred_region_create() - allocate, zero and DMA-map a region
+ * @mem: instance the region belongs to
+ * @id: wanted id, or U32_MAX for the lowest free one
+ * @size: bytes, a non-zero multiple of SACRED_REGION_ALIGN
+ * @policy: &enum sacred_policy
+ * @extack: where to explain a failure
+ * @regionp: the new region on success
+ *
+ * Context: sacred_lock held.
+ * Return: 0 or a negative errno, with an extack message.
+ */
+int sacred_region_create(struct sacred_mem *mem, u32 id, u64 size, u8 policy,
+			 struct netlink_ext_ack *extack,
+			 struct sacred_region **regionp)
+{
+	struct ib_device *ibdev = mem->sdev->ibdev;
+	struct sacred_region *region;
+	int ret;
+
+	lockdep_assert_held(&sacred_lock);
+
+	if (!size || size % SACRED_REGION_ALIGN || size > SACRED_REGION_SIZE_MAX) {
+		NL_SET_ERR_MSG(extack,
+			       "size must be a non-zero multiple of 4096, at most 16 GiB");
+		return -EINVAL;
+	}
+	if (size > mem->mem_cap - mem->mem_used) {
+		NL_SET_ERR_MSG(extack,
+			       "region would exceed the instance's memory cap");
+		return -ENOSPC;
+	}
+
+	if (id != U32_MAX && xa_load(&mem->regions, id)) {
+		NL_SET_ERR_MSG(extack, "region id in use");
+		return -EEXIST;
+	}
+
+	region = kzalloc(sizeof(*region), GFP_KERNEL);
+	if (!region)
+		return -ENOMEM;
+	region->mem = mem;
+	region->size = size;
+	region->policy = policy;
+	xa_init(&region->acl);
+
+	ret = sacred_region_alloc_chunks(region, size);
+	if (ret) {
+		NL_SET_ERR_MSG(extack, "out of memory for the region");
+		goto err_free;
+	}
+	sacred_region_mr_geometry(region);
+
+	if (ib_dma_map_sgtable_attrs(ibdev, &region->sgt, DMA_BIDIRECTIONAL,
+				     0)) {
+		NL_SET_ERR_MSG(extack, "cannot DMA-map the region");
+		ret = -ENOMEM;
+		goto err_chunks;
+	}
+	region->mapped = true;
+
+	/*
+	 * Published last, under mem->lock: request work finds regions with
+	 * mem->lock only, and must never see a half-made one.
+	 */
+	mutex_lock(&mem->lock);
+	if (id != U32_MAX) {
+		region->id = id;
+		ret = xa_insert(&mem->regions, id, region, GFP_KERNEL);
+	} else {
+		ret = xa_alloc(&mem->regions, &region->id, region,
+			       XA_LIMIT(0, U32_MAX - 1), GFP_KERNEL);
+		if (ret == -EBUSY)
+			NL_SET_ERR_MSG(extack, "no free region id");
+	}
+	mutex_unlock(&mem->lock);
+	if (ret)
+		goto err_unmap;
+
+	mem->mem_used += size;
+	mem->nr_regions++;
+	sacred_region_gen++;
+	atomic_inc(&sacred_live.regions);
+	*regionp = region;
+	return 0;
+
+err_unmap:
+	ib_dma_unmap_sgtable_attrs(ibdev, &region->sgt, DMA_BIDIRECTIONAL, 0);
+err_chunks:
+	sacred_region_free_chunks(region);
+err_free:
+	kfree(region);
+	return ret;
+}
+
+/**
+ * sacred_region_destroy() - revoke every grant, then unmap and free a region
+ * @region: the region; freed on return
+ *
+ * Every process holding access is fenced before the memory goes.
+ *
+ * Context: sacred_lock held; takes mem->lock.
+ */
+void sacred_region_destroy(struct sacred_region *region)
+{
+	struct sacred_mem *mem = region->mem;
+
+	lockdep_assert_held(&sacred_lock);
+
+	mutex_lock(&mem->lock);
+	xa_erase(&mem->regions, region->id);
+	sacred_perm_region_revoke_all(region);
+	mutex_unlock(&mem->lock);
+	xa_destroy(&region->acl);
+
+	if (region->mapped)
+		ib_dma_unmap_sgtable_attrs(mem->sdev->ibdev, &region->sgt,
+					   DMA_BIDIRECTIONAL, 0);
+	sacred_region_free_chunks(region);
+	mem->mem_used -= region->size;
+	mem->nr_regions--;
+	sacred_region_gen++;
+	kfree(region);
+	atomic_dec(&sacred_live.regions);
+}
+
+/**
+ * sacred_region_find() - look up a region of an instance by id
+ * @mem: the instance
+ * @id: region id
+ *
+ * Context: sacred_lock held; the result is valid while it stays held.
+ * Return: the region or NULL.
+ */
+struct sacred_region *sacred_region_find(struct sacred_mem *mem, u32 id)
+{
+	lockdep_assert_held(&sacred_lock);
+	return xa_load(&mem->regions, id);
+}
+
+/**
+ * sacred_region_next() - the region of @mem with the lowest id >= *@id
+ * @mem: the instance
+ * @id: in: where to start; out: the id found
+ *
+ * Context: sacred_lock held.
+ * Return: the region or NULL when there is none left.
+ */
+struct sacred_region *sacred_region_next(struct sacred_mem *mem, u32 *id)
+{
+	unsigned long index = *id;
+	struct sacred_region *region;
+
+	lockdep_assert_held(&sacred_lock);
+	region = xa_find(&mem->regions, &index, U32_MAX, XA_PRESENT);
+	if (region)
+		*id = index;
+	return region;
+}
+
+/**
+ * sacred_region_destroy_all() - destroy every region of an instance
+ * @mem: the instance
+ *
+ * Each destruction is announced on the events multicast group.
+ *
+ * Context: sacred_lock held.
+ */
+void sacred_region_destroy_all(struct sacred_mem *mem)
+{
+	struct sacred_region *region;
+	unsigned long index;
+
+	lockdep_assert_held(&sacred_lock);
+	xa_for_each(&mem->regions, index, region) {
+		sacred_nl_notify_region(region, SACRED_CMD_REGION_DEL);
+		sacred_region_destroy(region);
+	}
+}
