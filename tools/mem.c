@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR BSD-2-Clause
+/*
+ * mem.c - sacred memory: memory instances.
+ *
+ * A memory instance listens with rdma_cm on an address and a TCP-space
+ * port, on one port of one RDMA device. In the grammar "port" is the
+ * rdma_cm port - the one peers connect to - and "ibport" the RDMA port.
+ * Output prints the same keywords, so a line of `sacred memory show` can
+ * be fed back to `sacred memory add`.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <netinet/in.h>
+
+#include "sacred.h"
+#include "json.h"
+#include "utils.h"
+
+enum mem_arg {
+	MEM_ARG_DEV,
+	MEM_ARG_IBPORT,
+	MEM_ARG_ADDR,
+	MEM_ARG_PORT,
+	MEM_ARG_ID,
+	MEM_ARG_CAP,
+};
+
+static const char *const mem_arg_names[] = {
+	[MEM_ARG_DEV] = "dev",
+	[MEM_ARG_IBPORT] = "ibport",
+	[MEM_ARG_ADDR] = "addr",
+	[MEM_ARG_PORT] = "port",
+	[MEM_ARG_ID] = "id",
+	[MEM_ARG_CAP] = "cap",
+};
+
+static const struct cli_word mem_add_args[] = {
+	{ "dev", MEM_ARG_DEV },
+	{ "ibport", MEM_ARG_IBPORT },
+	{ "addr", MEM_ARG_ADDR },
+	{ "port", MEM_ARG_PORT },
+	{ "cmport", MEM_ARG_PORT },
+	{ "id", MEM_ARG_ID },
+	{ "cap", MEM_ARG_CAP },
+	{ NULL, 0 },
+};
+
+/* RDMA port numbers, as the IBTA has them (and sacred.ko checks). */
+#define IBPORT_MAX 255
+
+static int mem_help(struct cli *cli, int argc, char **argv)
+{
+	char cap[SIZE_STR_LEN];
+
+	(void)cli;
+	(void)argc;
+	(void)argv;
+	printf("Usage: sacred memory add dev DEV [ ibport IBPORT ] [ addr ADDR ] port PORT\n"
+	       "                            [ id ID ] [ cap SIZE ]\n"
+	       "       sacred memory del ID\n"
+	       "       sacred memory show [ ID ]\n"
+	       "       sacred memory help\n"
+	       "where  DEV     RDMA device, as `sacred dev show` lists it\n"
+	       "       IBPORT  RDMA port of DEV, 1-%u (default 1)\n"
+	       "       ADDR    IPv4 or IPv6 address to listen on (default: the\n"
+	       "               IPv4 address of the port's first RoCE v2 GID)\n"
+	       "       PORT    rdma_cm port to listen on, 0-65535 (0: any);\n"
+	       "               \"cmport\" is a synonym of \"port\"\n"
+	       "       ID      memory instance id (default: the next free one)\n"
+	       "       SIZE    bytes of region memory the instance may allocate\n"
+	       "               (default %s); k/K/KiB, m/M/MiB, g/G/GiB multiply\n"
+	       "               by 1024, 1024^2, 1024^3 (\"512m\", \"2g\")\n"
+	       "The object may be written \"mem\".\n",
+	       IBPORT_MAX, format_size(SACRED_MEM_CAP_DEFAULT, cap, sizeof(cap)));
+	return SACRED_EXIT_OK;
+}
+
+void mem_print_body(struct cli *cli, const struct sacred_mem_info *info)
+{
+	struct json_writer *jw = cli->jw;
+	char buf[INET6_ADDRSTRLEN];
+	char used[SIZE_STR_LEN];
+	char cap[SIZE_STR_LEN];
+	const char *addr;
+	int port;
+
+	addr = format_addr(&info->addr, buf, sizeof(buf));
+	port = sockaddr_port(&info->addr);
+
+	if (jw) {
+		json_uint_field(jw, "id", info->id);
+		json_uint_field(jw, "ifindex", info->dev_index);
+		json_str_field(jw, "ifname", info->dev_name);
+		json_uint_field(jw, "ibport", info->port);
+		if (addr) {
+			json_str_field(jw, "addr", addr);
+			json_uint_field(jw, "port", port);
+		}
+		json_str_field(jw, "state", sacred_mem_state_str(info->state));
+		json_uint_field(jw, "cap", info->mem_cap);
+		json_uint_field(jw, "used", info->mem_used);
+		json_uint_field(jw, "regions", info->nr_regions);
+		return;
+	}
+
+	printf("%u: dev %s", info->id, info->dev_name);
+	if (cli->details)
+		printf(" ifindex %u", info->dev_index);
+	printf(" ibport %u", info->port);
+	if (addr)
+		printf(" addr %s port %d", addr, port);
+	printf(" state %s cap %s used %s regions %u",
+	       sacred_mem_state_str(info->state),
+	       format_size(info->mem_cap, cap, sizeof(cap)),
+	       format_size(info->mem_used, used, sizeof(used)),
+	       info->nr_regions);
+}
+
+static void mem_print(struct cli *cli, const struct sacred_mem_info *info)
+{
+	if (cli->jw) {
+		json_obj_open(cli->jw);
+		mem_print_body(cli, info);
+		json_obj_close(cli->jw);
+	} else {
+		mem_print_body(cli, info);
+		putchar('\n');
+	}
+}
+
+static int mem_print_one(struct cli *cli, const struct sacred_mem_info *info)
+{
+	if (cli->jw)
+		json_arr_open(cli->jw);
+	mem_print(cli, info);
+	if (cli->jw)
+		json_arr_close(cli->jw);
+	return SACRED_EXIT_OK;
+}
+
+static int mem_add(struct cli *cli, int argc, char **argv)
+{
+	struct sacred_mem_params params = { .id = SACRED_MEM_ID_ANY };
+	struct sacred_mem_info info;
+	unsigned int seen = 0;
+	const char *name;
+	const char *val;
+	uint32_t num;
+	int ret;
+	int id;
+	int i;
+
+	for (i = 0; i < argc; i += 2) {
+		id = word_lookup(mem_add_args, argv[i]);
+		if (id == WORD_UNKNOWN)
+			return cli_usage(cli, "unknown argument \"%s\"",
+					 argv[i]);
+		if (id == WORD_AMBIGUOUS)
+			return cli_usage(cli, "ambiguous argument \"%s\"",
+					 argv[i]);
+		name = mem_arg_names[id];
+		if (seen & (1u << id))
+			return cli_usage(cli, "\"%s\" given twice", name);
+		seen |= 1u << id;
+		if (i + 1 >= argc)
+			return cli_usage(cli, "\"%s\" needs a value", name);
+		val = argv[i + 1];
+
+		switch (id) {
+		case MEM_ARG_DEV:
+			if (!val[0] || strlen(val) >= SACRED_NAME_MAX)
+				return cli_usage(cli,
+						 "invalid device name \"%s\"",
+						 val);
+			params.dev_name = val;
+			break;
+		case MEM_ARG_IBPORT:
+			if (parse_u32(val, 1, IBPORT_MAX, &params.port))
+				return cli_usage(cli,
+						 "invalid ibport \"%s\" (1-%u)",
+						 val, IBPORT_MAX);
+			break;
+		case MEM_ARG_ADDR:
+			if (parse_addr(val, &params.addr))
+				return cli_usage(cli,
+						 "invalid address \"%s\" (IPv4 or IPv6)",
+						 val);
+			break;
+		case MEM_ARG_PORT:
+			if (parse_u32(val, 0, UINT16_MAX, &num))
+				return cli_usage(cli,
+						 "invalid port \"%s\" (0-65535)",
+						 val);
+			params.cm_port = num;
+			break;
+		case MEM_ARG_ID:
+			if (parse_u32(val, 0, SACRED_MEM_ID_ANY - 1,
+				      &params.id))
+				return cli_usage(cli,
+						 "invalid id \"%s\" (0-%u)",
+						 val, SACRED_MEM_ID_ANY - 1);
+			break;
+		case MEM_ARG_CAP:
+			/* 0 would mean the kernel's default: refuse it. */
+			if (parse_size(val, &params.mem_cap) || !params.mem_cap)
+				return cli_usage(cli,
+						 "invalid cap \"%s\" (bytes, or with k, m or g: 512m, 2g)",
+						 val);
+			break;
+		}
+	}
+	if (!(seen & (1u << MEM_ARG_DEV)))
+		return cli_usage(cli, "\"dev\" is required");
+	if (!(seen & (1u << MEM_ARG_PORT)))
+		return cli_usage(cli, "\"port\" is required");
+
+	ret = cli_open(cli);
+	if (ret)
+		return ret;
+	ret = sacred_mem_new(cli->ctrl, &params, &info);
+	if (ret)
+		return cli_fail(cli, ret);
+	return mem_print_one(cli, &info);
+}
+
+/* [ id ] ID, as "del" and "show" take it. */
+static int mem_parse_id(struct cli *cli, int argc, char **argv, uint32_t *id)
+{
+	if (argc == 2 && !strcmp(argv[0], "id")) {
+		argc--;
+		argv++;
+	}
+	if (!argc)
+		return cli_usage(cli, "memory instance ID expected");
+	if (argc > 1)
+		return cli_usage(cli, "unexpected argument \"%s\"", argv[1]);
+	if (parse_u32(argv[0], 0, SACRED_MEM_ID_ANY - 1, id))
+		return cli_usage(cli, "invalid id \"%s\" (0-%u)", argv[0],
+				 SACRED_MEM_ID_ANY - 1);
+	return SACRED_EXIT_OK;
+}
+
+static int mem_del(struct cli *cli, int argc, char **argv)
+{
+	uint32_t id;
+	int ret;
+
+	ret = mem_parse_id(cli, argc, argv, &id);
+	if (ret)
+		return ret;
+	ret = cli_open(cli);
+	if (ret)
+		return ret;
+	ret = sacred_mem_del(cli->ctrl, id);
+	return ret ? cli_fail(cli, ret) : SACRED_EXIT_OK;
+}
+
+static int mem_show_one(const struct sacred_mem_info *info, void *arg)
+{
+	mem_print(arg, info);
+	return 0;
+}
+
+static int mem_show(struct cli *cli, int argc, char **argv)
+{
+	struct sacred_mem_info info;
+	uint32_t id;
+	int ret;
+
+	if (argc) {
+		ret = mem_parse_id(cli, argc, argv, &id);
+		if (ret)
+			return ret;
+	}
+	ret = cli_open(cli);
+	if (ret)
+		return ret;
+
+	if (argc) {
+		ret = sacred_mem_get(cli->ctrl, id, &info);
+		if (ret)
+			return cli_fail(cli, ret);
+		return mem_print_one(cli, &info);
+	}
+
+	if (cli->jw)
+		json_arr_open(cli->jw);
+	ret = sacred_mem_list(cli->ctrl, mem_show_one, cli);
+	if (cli->jw)
+		json_arr_close(cli->jw);
+	return ret ? cli_fail(cli, ret) : SACRED_EXIT_OK;
+}
+
+int cmd_memory(struct cli *cli, int argc, char **argv)
+{
+	static const struct cli_cmd cmds[] = {
+		{ "add", mem_add },
+		{ "del", mem_del },
+		{ "delete", mem_del },
+		{ "show", mem_show },
+		{ "list", mem_show },
+		{ "help", mem_help },
+		{ NULL, NULL },
+	};
+
+	return cli_dispatch(cli, cmds, mem_show, "show", argc, argv);
+}

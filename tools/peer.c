@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR BSD-2-Clause
+/*
+ * peer.c - sacred peer: the processes memory instances know.
+ *
+ * A process is known to an instance from its first connection on, and
+ * stays known (with its counters) after it disconnects. It is named by the
+ * instance's id and its own process id, "MEM_ID/PID", the handle every
+ * line of `sacred peer show` starts with. The kernel only dumps peers; a
+ * single one is picked out of the dump here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sacred.h"
+#include "json.h"
+#include "utils.h"
+
+enum peer_arg {
+	PEER_ARG_MEM,
+	PEER_ARG_PID,
+};
+
+static const char *const peer_arg_names[] = {
+	[PEER_ARG_MEM] = "mem",
+	[PEER_ARG_PID] = "pid",
+};
+
+static const struct cli_word peer_show_args[] = {
+	{ "mem", PEER_ARG_MEM },
+	{ "memory", PEER_ARG_MEM },
+	{ "pid", PEER_ARG_PID },
+	{ NULL, 0 },
+};
+
+#define ARG(a)		(1u << (a))
+#define PEER_MEM_MAX	(SACRED_MEM_ID_ANY - 1)
+
+/**
+ * struct peer_show - what "show" prints
+ * @cli: context
+ * @seen: ARG(PEER_ARG_*) of the arguments given
+ * @mem_id: "mem"
+ * @pid: "pid"
+ * @found: peers printed
+ */
+struct peer_show {
+	struct cli *cli;
+	unsigned int seen;
+	uint32_t mem_id;
+	uint32_t pid;
+	unsigned int found;
+};
+
+static int peer_help(struct cli *cli, int argc, char **argv)
+{
+	(void)cli;
+	(void)argc;
+	(void)argv;
+	printf("Usage: sacred peer show [ mem MEM_ID [ pid PID ] | MEM_ID[/PID] ]\n"
+	       "       sacred peer help\n"
+	       "where  MEM_ID  memory instance, as `sacred memory show` lists it\n"
+	       "       PID     process id, as the process presented it\n"
+	       "Lines start with MEM_ID/PID; the counters are those of the\n"
+	       "process's life on the instance, across its connections.\n");
+	return SACRED_EXIT_OK;
+}
+
+static void peer_print(struct cli *cli, const struct sacred_peer_info *info)
+{
+	struct json_writer *jw = cli->jw;
+
+	if (jw) {
+		json_obj_open(jw);
+		json_uint_field(jw, "mem", info->mem_id);
+		json_uint_field(jw, "pid", info->process_id);
+		json_bool_field(jw, "connected", info->connected);
+		json_uint_field(jw, "requests", info->requests);
+		json_uint_field(jw, "refused", info->refused);
+		json_uint_field(jw, "fences", info->fences);
+		json_uint_field(jw, "connects", info->connects);
+		json_uint_field(jw, "mrs", info->mrs);
+		json_obj_close(jw);
+		return;
+	}
+
+	printf("%u/%u: connected %s requests %llu refused %llu fences %llu connects %llu mrs %u\n",
+	       info->mem_id, info->process_id,
+	       info->connected ? "yes" : "no",
+	       (unsigned long long)info->requests,
+	       (unsigned long long)info->refused,
+	       (unsigned long long)info->fences,
+	       (unsigned long long)info->connects, info->mrs);
+}
+
+static int peer_show_one(const struct sacred_peer_info *info, void *arg)
+{
+	struct peer_show *show = arg;
+
+	if ((show->seen & ARG(PEER_ARG_PID)) &&
+	    info->process_id != show->pid)
+		return 0;
+	peer_print(show->cli, info);
+	show->found++;
+	return 0;
+}
+
+static int peer_parse(struct cli *cli, int argc, char **argv,
+		      struct peer_show *show)
+{
+	const char *name;
+	int ret;
+	int id;
+	int i;
+
+	if (argc && argv[0][0] >= '0' && argv[0][0] <= '9') {
+		if (argc > 1)
+			return cli_usage(cli, "unexpected argument \"%s\"",
+					 argv[1]);
+		ret = parse_u32_pair(argv[0], UINT32_MAX, &show->mem_id,
+				     &show->pid);
+		if (ret < 0 || show->mem_id > PEER_MEM_MAX)
+			return cli_usage(cli,
+					 "invalid peer \"%s\" (MEM_ID/PID)",
+					 argv[0]);
+		show->seen = ARG(PEER_ARG_MEM);
+		if (ret == 2)
+			show->seen |= ARG(PEER_ARG_PID);
+		return SACRED_EXIT_OK;
+	}
+
+	for (i = 0; i < argc; i += 2) {
+		id = word_lookup(peer_show_args, argv[i]);
+		if (id == WORD_UNKNOWN)
+			return cli_usage(cli, "unknown argument \"%s\"",
+					 argv[i]);
+		if (id == WORD_AMBIGUOUS)
+			return cli_usage(cli, "ambiguous argument \"%s\"",
+					 argv[i]);
+		name = peer_arg_names[id];
+		if (show->seen & ARG(id))
+			return cli_usage(cli, "\"%s\" given twice", name);
+		show->seen |= ARG(id);
+		if (i + 1 >= argc)
+			return cli_usage(cli, "\"%s\" needs a value", name);
+
+		if (id == PEER_ARG_MEM &&
+		    parse_u32(argv[i + 1], 0, PEER_MEM_MAX, &show->mem_id))
+			return cli_usage(cli,
+					 "invalid memory instance id \"%s\" (0-%u)",
+					 argv[i + 1], PEER_MEM_MAX);
+		if (id == PEER_ARG_PID &&
+		    parse_u32(argv[i + 1], 0, UINT32_MAX, &show->pid))
+			return cli_usage(cli, "invalid pid \"%s\" (0-%u)",
+					 argv[i + 1], UINT32_MAX);
+	}
+	if ((show->seen & ARG(PEER_ARG_PID)) &&
+	    !(show->seen & ARG(PEER_ARG_MEM)))
+		return cli_usage(cli, "\"pid\" needs \"mem\"");
+	return SACRED_EXIT_OK;
+}
+
+static int peer_show(struct cli *cli, int argc, char **argv)
+{
+	struct peer_show show = { .cli = cli };
+	uint32_t mem_id = SACRED_MEM_ID_ANY;
+	struct sacred_mem_info mem;
+	int ret;
+
+	ret = peer_parse(cli, argc, argv, &show);
+	if (ret)
+		return ret;
+	ret = cli_open(cli);
+	if (ret)
+		return ret;
+
+	if (show.seen & ARG(PEER_ARG_MEM)) {
+		/* An instance that does not exist is an error, not empty. */
+		ret = sacred_mem_get(cli->ctrl, show.mem_id, &mem);
+		if (ret)
+			return cli_fail(cli, ret);
+		mem_id = show.mem_id;
+	}
+
+	if (cli->jw)
+		json_arr_open(cli->jw);
+	ret = sacred_peer_list(cli->ctrl, mem_id, peer_show_one, &show);
+	if (cli->jw)
+		json_arr_close(cli->jw);
+	if (ret)
+		return cli_fail(cli, ret);
+	if ((show.seen & ARG(PEER_ARG_PID)) && !show.found) {
+		fprintf(stderr,
+			"sacred: peer show: process %u is not known to memory instance %u\n",
+			show.pid, show.mem_id);
+		return SACRED_EXIT_FAIL;
+	}
+	return SACRED_EXIT_OK;
+}
+
+int cmd_peer(struct cli *cli, int argc, char **argv)
+{
+	static const struct cli_cmd cmds[] = {
+		{ "show", peer_show },
+		{ "list", peer_show },
+		{ "help", peer_help },
+		{ NULL, NULL },
+	};
+
+	return cli_dispatch(cli, cmds, peer_show, "show", argc, argv);
+}

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR BSD-2-Clause
+/*
+ * sacred.c - the sacred CLI: options, object dispatch, error reporting.
+ *
+ * Grammar, as iproute2's rdma(8): sacred [ OPTIONS ] OBJECT { COMMAND | help }
+ * Objects and commands may be abbreviated to any unambiguous prefix
+ * ("sacred mem sh"). Each object lives in its own file (dev.c, mem.c,
+ * region.c, peer.c, perm.c, monitor.c) and dispatches its commands from a
+ * { name, func } table.
+ *
+ * This file has no netlink in it, nor has any other file of the CLI: all
+ * talk to the kernel goes through libsacred.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sacred.h"
+#include "json.h"
+#include "utils.h"
+
+#ifndef SACRED_VERSION
+#define SACRED_VERSION "0.1"
+#endif
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: sacred [ OPTIONS ] OBJECT { COMMAND | help }\n"
+		"       sacred help\n"
+		"where  OBJECT := { dev | memory | region | peer | perm | monitor }\n"
+		"       OPTIONS := { -V[ersion] | -d[etails] | -j[son] | -p[retty] |\n"
+		"                    -h[elp] }\n");
+}
+
+static int cmd_help(struct cli *cli, int argc, char **argv)
+{
+	(void)cli;
+	(void)argc;
+	(void)argv;
+	usage(stdout);
+	return SACRED_EXIT_OK;
+}
+
+int cli_open(struct cli *cli)
+{
+	int err;
+
+	if (cli->ctrl)
+		return SACRED_EXIT_OK;
+
+	err = sacred_ctrl_open(&cli->ctrl);
+	if (!err)
+		return SACRED_EXIT_OK;
+	return cli_open_failed(err);
+}
+
+int cli_open_failed(int err)
+{
+	if (err != -ENOENT)
+		fprintf(stderr, "sacred: cannot open the control socket: %s\n",
+			strerror(-err));
+	else if (!access("/sys/module/sacred", F_OK))
+		/* The family lives in the initial network namespace only. */
+		fprintf(stderr,
+			"sacred: sacred.ko is loaded but its generic netlink family \"sacred\" is not visible here; run in the initial network namespace\n");
+	else
+		fprintf(stderr,
+			"sacred: kernel module not loaded (generic netlink family \"sacred\" not found); try: modprobe sacred / insmod sacred.ko\n");
+	return SACRED_EXIT_NOMOD;
+}
+
+static void cli_prefix(const struct cli *cli)
+{
+	fputs("sacred: ", stderr);
+	if (cli->object)
+		fprintf(stderr, "%s%s%s: ", cli->object,
+			cli->command ? " " : "",
+			cli->command ? cli->command : "");
+}
+
+int cli_fail(struct cli *cli, int err)
+{
+	const char *msg = sacred_ctrl_errmsg(cli->ctrl);
+
+	cli_prefix(cli);
+	if (msg)
+		fprintf(stderr, "%s: %s\n", strerror(-err), msg);
+	else
+		fprintf(stderr, "%s\n", strerror(-err));
+	return SACRED_EXIT_FAIL;
+}
+
+int cli_usage(struct cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+
+	cli_prefix(cli);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (cli->object)
+		fprintf(stderr, "; try \"sacred %s help\"\n", cli->object);
+	else
+		fputs("; try \"sacred -h\"\n", stderr);
+	return SACRED_EXIT_USAGE;
+}
+
+int cli_dispatch(struct cli *cli, const struct cli_cmd *cmds,
+		 int (*dflt)(struct cli *cli, int argc, char **argv),
+		 const char *dflt_name, int argc, char **argv)
+{
+	const struct cli_cmd *cmd;
+	int err = WORD_UNKNOWN;
+
+	if (!argc) {
+		if (!dflt)
+			return cli_usage(cli, "missing command");
+		cli->command = dflt_name;
+		return dflt(cli, 0, argv);
+	}
+
+	cmd = cmd_lookup(cmds, argv[0], &err);
+	if (!cmd)
+		return cli_usage(cli, "%s command \"%s\"",
+				 err == WORD_AMBIGUOUS ? "ambiguous" :
+							 "unknown",
+				 argv[0]);
+	cli->command = cmd->name;
+	return cmd->func(cli, argc - 1, argv + 1);
+}
+
+static int run(struct cli *cli, int argc, char **argv)
+{
+	static const struct cli_cmd objects[] = {
+		{ "dev", cmd_dev },
+		{ "memory", cmd_memory },
+		{ "region", cmd_region },
+		{ "peer", cmd_peer },
+		{ "perm", cmd_perm },
+		{ "permission", cmd_perm },
+		{ "monitor", cmd_monitor },
+		{ "help", cmd_help },
+		{ NULL, NULL },
+	};
+	const struct cli_cmd *obj;
+	int err = WORD_UNKNOWN;
+
+	if (!argc) {
+		usage(stderr);
+		return SACRED_EXIT_USAGE;
+	}
+
+	obj = cmd_lookup(objects, argv[0], &err);
+	if (!obj)
+		return cli_usage(cli, "%s object \"%s\"",
+				 err == WORD_AMBIGUOUS ? "ambiguous" :
+							 "unknown",
+				 argv[0]);
+	if (obj->func != cmd_help)
+		cli->object = obj->name;
+	return obj->func(cli, argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option long_options[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "pretty", no_argument, NULL, 'p' },
+		{ "details", no_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli cli = { 0 };
+	int ret;
+	int opt;
+
+	/* getopt's own messages would not be one line with a hint */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "Vhjpd", long_options, NULL)) !=
+	       -1) {
+		switch (opt) {
+		case 'V':
+			printf("sacred utility, libsacred %s, netlink family \"%s\" version %u\n",
+			       SACRED_VERSION, SACRED_GENL_NAME,
+			       SACRED_GENL_VERSION);
+			return SACRED_EXIT_OK;
+		case 'h':
+			usage(stdout);
+			return SACRED_EXIT_OK;
+		case 'j':
+			cli.json = true;
+			break;
+		case 'p':
+			cli.pretty = true;
+			break;
+		case 'd':
+			cli.details = true;
+			break;
+		default:
+			if (optopt)
+				return cli_usage(&cli, "unknown option \"-%c\"",
+						 optopt);
+			return cli_usage(&cli, "unknown option \"%s\"",
+					 argv[optind - 1]);
+		}
+	}
+
+	if (cli.json) {
+		cli.jw = json_new(stdout, cli.pretty);
+		if (!cli.jw) {
+			fprintf(stderr, "sacred: %s\n", strerror(ENOMEM));
+			return SACRED_EXIT_FAIL;
+		}
+	}
+
+	ret = run(&cli, argc - optind, argv + optind);
+
+	json_free(cli.jw);
+	sacred_ctrl_close(cli.ctrl);
+
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "sacred: write error on standard output\n");
+		if (ret == SACRED_EXIT_OK)
+			ret = SACRED_EXIT_FAIL;
+	}
+	return ret;
+}

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later OR BSD-2-Clause */
+/*
+ * utils.h - the sacred CLI's shared declarations.
+ *
+ * Two parts:
+ *   - pure helpers in utils.c (argument parsing, name lookup, formatting)
+ *     that need neither libsacred nor the kernel, so the host-side unit
+ *     tests link utils.o alone;
+ *   - the CLI context and its error/usage reporting, defined in sacred.c,
+ *     and the per-object entry points (dev.c, mem.c, region.c).
+ */
+#ifndef _SACRED_UTILS_H
+#define _SACRED_UTILS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+/*
+ * Exit status of the sacred CLI (documented in sacred(8), EXIT STATUS).
+ * Usage errors exit with 255, as ip(8) does (its usage() calls exit(-1)).
+ */
+enum {
+	SACRED_EXIT_OK = 0,	/* done */
+	SACRED_EXIT_FAIL = 1,	/* the kernel or libsacred refused or failed */
+	SACRED_EXIT_NOMOD = 2,	/* sacred.ko not loaded, or no control socket */
+	SACRED_EXIT_USAGE = 255, /* bad command line */
+};
+
+/* ------------------------------------------------- helpers (utils.c) */
+
+struct cli;
+
+/**
+ * struct cli_cmd - one entry of a dispatch table
+ * @name: what the user types; NULL ends the table
+ * @func: runs the command on the arguments after @name; returns an exit
+ *	status (SACRED_EXIT_*)
+ *
+ * Entries with the same @func are aliases of one another.
+ */
+struct cli_cmd {
+	const char *name;
+	int (*func)(struct cli *cli, int argc, char **argv);
+};
+
+/**
+ * struct cli_word - one keyword of a command's argument grammar
+ * @name: the keyword; NULL ends the table
+ * @id: what it means; entries with the same @id are aliases
+ */
+struct cli_word {
+	const char *name;
+	int id;
+};
+
+#define WORD_UNKNOWN	(-1)
+#define WORD_AMBIGUOUS	(-2)
+
+/** is_prefix() - true if @arg is a non-empty prefix of (or equal to) @name */
+bool is_prefix(const char *arg, const char *name);
+
+/**
+ * cmd_lookup() - the entry of @cmds that @arg names
+ * @cmds: table ended by a NULL name
+ * @arg: what the user typed
+ * @err: on failure, WORD_UNKNOWN or WORD_AMBIGUOUS
+ *
+ * An exact name wins. Otherwise @arg may be an abbreviation: a prefix of
+ * one or more names, all of them aliases of the same command.
+ *
+ * Return: the entry (the first matching alias), or NULL.
+ */
+const struct cli_cmd *cmd_lookup(const struct cli_cmd *cmds, const char *arg,
+				 int *err);
+
+/**
+ * word_lookup() - the id of the keyword @arg names, as cmd_lookup()
+ *
+ * Return: the id (>= 0), WORD_UNKNOWN or WORD_AMBIGUOUS.
+ */
+int word_lookup(const struct cli_word *words, const char *arg);
+
+/**
+ * parse_u32() - parse an unsigned number within [@min, @max]
+ * @s: decimal, or hexadecimal with a 0x prefix; no sign, no blanks
+ * @min: smallest accepted value
+ * @max: largest accepted value
+ * @val: the number, set on success only
+ *
+ * Return: 0, -EINVAL if @s is not a number, -ERANGE if it is out of range.
+ */
+int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *val);
+
+/**
+ * parse_u64() - parse an unsigned 64-bit number, as parse_u32() does
+ * @s: decimal, or hexadecimal with a 0x prefix; no sign, no blanks
+ * @val: the number, set on success only
+ *
+ * Return: 0, -EINVAL if @s is not a number, -ERANGE if it overflows.
+ */
+int parse_u64(const char *s, uint64_t *val);
+
+/**
+ * parse_u32_pair() - parse "A" or "A/B", as devlink's DEV/PORT handles
+ * @s: one parse_u32() number, or two separated by one '/'
+ * @max: largest accepted value of each
+ * @first: A, set on success only
+ * @second: B, set on success only and when @s has it
+ *
+ * Return: the count of numbers (1 or 2), -EINVAL if @s is not of that
+ * form, -ERANGE if a number is above @max.
+ */
+int parse_u32_pair(const char *s, uint32_t max, uint32_t *first,
+		   uint32_t *second);
+
+/**
+ * parse_size() - parse a size in bytes
+ * @s: a parse_u32()-style number (decimal, or hex with 0x), without a
+ *	unit (bytes) or with one of k, K, KiB (KiB), m, M, MiB (MiB), g, G,
+ *	GiB (GiB): "4096", "64k", "1g", "2MiB"
+ * @val: the size, set on success only
+ *
+ * Every format_size() output is accepted back.
+ *
+ * Return: 0, -EINVAL if @s is not a size, -ERANGE if it overflows 64 bits.
+ */
+int parse_size(const char *s, uint64_t *val);
+
+#define SIZE_STR_LEN 32
+
+/**
+ * format_size() - a size as the CLI prints it: in the largest of GiB, MiB
+ * and KiB that divides it ("64KiB", "1536MiB"), else in bytes ("5000");
+ * 0 is "0"
+ * @size: bytes
+ * @buf: at least SIZE_STR_LEN bytes
+ * @len: size of @buf
+ *
+ * Return: @buf.
+ */
+const char *format_size(uint64_t size, char *buf, size_t len);
+
+/**
+ * parse_addr() - parse an IPv4 or IPv6 address
+ * @s: dotted quad, or IPv6 text form, optionally in brackets
+ * @ss: set on success only: AF_INET or AF_INET6, port 0
+ *
+ * Return: 0 or -EINVAL.
+ */
+int parse_addr(const char *s, struct sockaddr_storage *ss);
+
+/**
+ * format_addr() - text form of the address in @ss
+ *
+ * Return: @buf, or NULL if @ss is neither AF_INET nor AF_INET6 (or @len
+ * is too small).
+ */
+const char *format_addr(const struct sockaddr_storage *ss, char *buf,
+			size_t len);
+
+/** sockaddr_port() - port of an AF_INET/AF_INET6 address, host order, or -1 */
+int sockaddr_port(const struct sockaddr_storage *ss);
+
+struct sacred_acl_entry;
+
+/**
+ * parse_acl() - parse an ACL as the CLI takes it: "PID:ACCESS[,PID:ACCESS...]"
+ * @s: the list; "" and "none" are the empty ACL. No blanks.
+ * @access_parse: turns one ACCESS word into &enum sacred_access bits, 0 or
+ *	a negative errno (sacred_access_parse(); a parameter, so that this
+ *	file needs no libsacred)
+ * @acl: set to a malloc()ed array of the entries (@access of each set),
+ *	NULL for the empty ACL; the caller frees it. Set on success only.
+ * @n: set to the number of entries, on success only
+ * @bad: on -EINVAL, set to the first character of the item that is wrong;
+ *	it ends at the next ',' or at the end of @s
+ *
+ * Processes are not checked for duplicates: the kernel refuses them, and
+ * says so.
+ *
+ * Return: 0, -EINVAL, or -ENOMEM.
+ */
+int parse_acl(const char *s, int (*access_parse)(const char *, uint32_t *),
+	      struct sacred_acl_entry **acl, unsigned int *n, const char **bad);
+
+#define GUID_STR_LEN 20
+
+/**
+ * format_guid() - a GUID as `rdma dev` prints it: "5054:00ff:fe12:3456"
+ * @guid: host byte order, as in %SACRED_ATTR_DEV_NODE_GUID
+ * @buf: at least GUID_STR_LEN bytes
+ * @len: size of @buf
+ */
+void format_guid(uint64_t guid, char *buf, size_t len);
+
+/* --------------------------------------- the CLI context (sacred.c) */
+
+struct json_writer;
+struct sacred_ctrl;
+
+/**
+ * struct cli - state of one run of the CLI
+ * @json: -j: JSON output, through @jw
+ * @pretty: -p: indented JSON
+ * @details: -d: more details
+ * @jw: the JSON writer with -j, else NULL
+ * @ctrl: control handle; opened by cli_open() when first needed
+ * @object: canonical name of the object being run, for messages
+ * @command: canonical name of its command, for messages
+ */
+struct cli {
+	bool json;
+	bool pretty;
+	bool details;
+	struct json_writer *jw;
+	struct sacred_ctrl *ctrl;
+	const char *object;
+	const char *command;
+};
+
+/**
+ * cli_open() - connect to sacred.ko, once
+ *
+ * Return: SACRED_EXIT_OK, or (after printing why) SACRED_EXIT_NOMOD.
+ */
+int cli_open(struct cli *cli);
+
+/**
+ * cli_open_failed() - say why sacred_ctrl_open() or sacred_monitor_open()
+ * failed with @err, in one line on stderr
+ *
+ * Return: SACRED_EXIT_NOMOD.
+ */
+int cli_open_failed(int err);
+
+/**
+ * cli_fail() - report a failed library call in one line on stderr:
+ * "sacred: OBJECT COMMAND: strerror: kernel message"
+ * @err: negative errno
+ *
+ * Return: SACRED_EXIT_FAIL.
+ */
+int cli_fail(struct cli *cli, int err);
+
+/**
+ * cli_usage() - report a bad command line in one line on stderr, with a
+ * hint to the help of the object
+ *
+ * Return: SACRED_EXIT_USAGE.
+ */
+int cli_usage(struct cli *cli, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/**
+ * cli_dispatch() - run the command @argv[0] names from @cmds
+ * @cli: context; its @command is set to the entry's name
+ * @cmds: table ended by a NULL name
+ * @dflt: run when @argc is 0 (and named @dflt_name), may be NULL
+ * @dflt_name: name of the default command
+ * @argc: arguments, starting with the command
+ * @argv: arguments
+ */
+int cli_dispatch(struct cli *cli, const struct cli_cmd *cmds,
+		 int (*dflt)(struct cli *cli, int argc, char **argv),
+		 const char *dflt_name, int argc, char **argv);
+
+/* The objects. */
+int cmd_dev(struct cli *cli, int argc, char **argv);
+int cmd_memory(struct cli *cli, int argc, char **argv);
+int cmd_region(struct cli *cli, int argc, char **argv);
+int cmd_peer(struct cli *cli, int argc, char **argv);
+int cmd_perm(struct cli *cli, int argc, char **argv);
+int cmd_monitor(struct cli *cli, int argc, char **argv);
+
+struct sacred_mem_info;
+struct sacred_region_info;
+
+/*
+ * What "show" prints of one object, for the monitor: with -j, the members
+ * of an object the caller has opened; else the line without its newline.
+ */
+void mem_print_body(struct cli *cli, const struct sacred_mem_info *info);
+void region_print_body(struct cli *cli,
+		       const struct sacred_region_info *info);
+
+#endif /* _SACRED_UTILS_H */
