@@ -35,7 +35,7 @@ NL_LIBS	  := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
 CFLAGS	?= -O2 -g
 CFLAGS	+= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 	   -Iinclude/uapi -Ilib -Itools $(NL_CFLAGS)
-LDLIBS	+= $(NL_LIBS)
+LDLIBS	+= $(NL_LIBS) -lrdmacm -libverbs
 
 # Kernel files used at build time only, extracted from linux-source-6.1;
 # none of them is committed.
@@ -112,7 +112,7 @@ selftests: $(ST_BINS)
 # The harness macros compare values of mixed signedness by design.
 selftests/%: selftests/%.c $(ST_HDRS) $(HARNESS) lib/libsacred.a
 	$(CC) $(CFLAGS) -Wno-unused-parameter -Wno-sign-compare -I$(KFILES)/tools/testing/selftests \
-		-o $@ $< lib/libsacred.a $(LDLIBS) -lrdmacm -libverbs -lpthread
+		-o $@ $< lib/libsacred.a $(LDLIBS) -lpthread
 
 check: all
 	scripts/check --kver $(KVER)

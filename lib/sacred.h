@@ -85,13 +85,28 @@ int sacred_dev_list(struct sacred_ctrl *ctrl,
 		    int (*cb)(const struct sacred_dev_info *info, void *arg),
 		    void *arg);
 
+/**
+ * struct sacred_mem_info - a memory instance, as the kernel reports it
+ * @id: instance id
+ * @dev_index: index of its RDMA device
+ * @dev_name: name of its RDMA device
+ * @port: RDMA port number
+ * @addr: address and rdma_cm port it listens on; AF_UNSPEC if unknown
+ * @state: &enum sacred_mem_state (%SACRED_MEM_UNSPEC if unknown)
+ * @mem_cap: bytes of region memory the instance may allocate
+ * @mem_used: bytes of region memory allocated
+ * @nr_regions: number of regions
+ */
 struct sacred_mem_info {
 	uint32_t id;
 	uint32_t dev_index;
 	char dev_name[SACRED_NAME_MAX];
-	uint32_t port;			/* RDMA port number */
-	struct sockaddr_storage addr;	/* address and rdma_cm port */
-	uint8_t state;			/* enum sacred_mem_state */
+	uint32_t port;
+	struct sockaddr_storage addr;
+	uint8_t state;
+	uint64_t mem_cap;
+	uint64_t mem_used;
+	uint32_t nr_regions;
 };
 
 /**
@@ -104,6 +119,8 @@ struct sacred_mem_info {
  *	picks the port's RoCE v2 IPv4 address, and then the port is taken
  *	from @cm_port.
  * @cm_port: rdma_cm port when @addr's family is AF_UNSPEC (host order)
+ * @mem_cap: bytes of region memory the instance may allocate; 0 for the
+ *	kernel's default (%SACRED_MEM_CAP_DEFAULT)
  */
 struct sacred_mem_params {
 	uint32_t id;
@@ -111,6 +128,7 @@ struct sacred_mem_params {
 	uint32_t port;
 	struct sockaddr_storage addr;
 	uint16_t cm_port;
+	uint64_t mem_cap;
 };
 
 #define SACRED_MEM_ID_ANY UINT32_MAX
@@ -132,6 +150,81 @@ int sacred_mem_list(struct sacred_ctrl *ctrl,
 		    int (*cb)(const struct sacred_mem_info *info, void *arg),
 		    void *arg);
 
+#define SACRED_REGION_ID_ANY UINT32_MAX
+
+/**
+ * struct sacred_region_info - a region of a memory instance
+ * @mem_id: the instance it belongs to
+ * @id: region id, unique within the instance
+ * @size: bytes
+ * @policy: &enum sacred_policy
+ * @epoch: permission epoch: bumped by every permission change
+ * @nr_chunks: physically contiguous chunks the region is made of
+ */
+struct sacred_region_info {
+	uint32_t mem_id;
+	uint32_t id;
+	uint64_t size;
+	uint8_t policy;
+	uint32_t epoch;
+	uint32_t nr_chunks;
+};
+
+/**
+ * sacred_region_new() - create a region in a memory instance
+ * @ctrl: handle
+ * @mem_id: the instance
+ * @id: wanted region id, or SACRED_REGION_ID_ANY for the lowest free one
+ * @size: bytes: a non-zero multiple of %SACRED_REGION_ALIGN, at most
+ *	%SACRED_REGION_SIZE_MAX and within the instance's free cap
+ * @policy: &enum sacred_policy
+ * @info: gets the new region; may be NULL
+ *
+ * Needs CAP_NET_ADMIN. The memory is allocated, zeroed and DMA-mapped by
+ * the kernel before the call returns.
+ *
+ * Return: 0; -ENOENT if there is no instance @mem_id; -EEXIST if @id is
+ * taken; -ENOSPC if the region would exceed the instance's cap; -EINVAL
+ * for a bad @size or @policy (see sacred_ctrl_errmsg()); another negative
+ * errno.
+ */
+int sacred_region_new(struct sacred_ctrl *ctrl, uint32_t mem_id, uint32_t id,
+		      uint64_t size, uint8_t policy,
+		      struct sacred_region_info *info);
+
+/**
+ * sacred_region_del() - destroy region @id of instance @mem_id
+ *
+ * Needs CAP_NET_ADMIN.
+ *
+ * Return: 0, -ENOENT if there is no such instance or region, or a
+ * negative errno.
+ */
+int sacred_region_del(struct sacred_ctrl *ctrl, uint32_t mem_id, uint32_t id);
+
+/**
+ * sacred_region_get() - look up region @id of instance @mem_id
+ *
+ * Return: 0, -ENOENT if there is no such instance or region, or a
+ * negative errno.
+ */
+int sacred_region_get(struct sacred_ctrl *ctrl, uint32_t mem_id, uint32_t id,
+		      struct sacred_region_info *info);
+
+/**
+ * sacred_region_list() - dump regions, ordered by instance, then region id
+ * @ctrl: handle
+ * @mem_id: only the regions of this instance, or SACRED_MEM_ID_ANY for
+ *	those of all instances. An instance that does not exist has no
+ *	regions: not an error.
+ * @cb: called once per region, as in sacred_dev_list()
+ * @arg: passed to @cb
+ */
+int sacred_region_list(struct sacred_ctrl *ctrl, uint32_t mem_id,
+		       int (*cb)(const struct sacred_region_info *info,
+				 void *arg),
+		       void *arg);
+
 /** sacred_port_state_str() - "ACTIVE", "DOWN", ... as `rdma link` prints */
 const char *sacred_port_state_str(uint8_t state);
 
@@ -141,8 +234,425 @@ const char *sacred_phys_state_str(uint8_t phys_state);
 /** sacred_link_layer_str() - "InfiniBand", "Ethernet" or "unspecified" */
 const char *sacred_link_layer_str(uint8_t link_layer);
 
-/** sacred_mem_state_str() - "up" or "down" */
+/** sacred_mem_state_str() - "up", "down" or "unknown" */
 const char *sacred_mem_state_str(uint8_t state);
+
+/**
+ * sacred_policy_str() - name of an &enum sacred_policy: "static",
+ * "exclusive-writer", "swmr", "revoke-only", "fenced"; "unknown" for
+ * other values
+ */
+const char *sacred_policy_str(uint8_t policy);
+
+/**
+ * sacred_policy_parse() - the policy named @name, as sacred_policy_str()
+ * @name: exact name
+ * @policy: set on success only
+ *
+ * Return: 0, or -EINVAL if @name (or @policy) is NULL or names no policy.
+ */
+int sacred_policy_parse(const char *name, uint8_t *policy);
+
+/**
+ * sacred_access_str() - name of a set of &enum sacred_access bits, as an
+ * ACL entry holds them: "none", "r", "rw" or "rwa"; "unknown" for other
+ * sets
+ */
+const char *sacred_access_str(uint32_t access);
+
+/**
+ * sacred_access_parse() - the access set named @name, as
+ * sacred_access_str()
+ * @name: exact name
+ * @access: set on success only
+ *
+ * Return: 0, or -EINVAL if @name (or @access) is NULL or names no set.
+ */
+int sacred_access_parse(const char *name, uint32_t *access);
+
+/**
+ * sacred_refuse_str() - name of an &enum sacred_refuse_reason: "none",
+ * "static", "not-member", "swmr", "no-grant", "stale-ballot"; "unknown"
+ * for other values
+ */
+const char *sacred_refuse_str(uint32_t reason);
+
+/**
+ * struct sacred_acl_entry - one process in a region's ACL
+ * @process_id: the process
+ * @access: the most it may hold (&enum sacred_access): 0, READ,
+ *	READ|WRITE or READ|WRITE|ATOMIC
+ * @access_cur: what it holds now (filled by sacred_region_get_acl())
+ */
+struct sacred_acl_entry {
+	uint32_t process_id;
+	uint32_t access;
+	uint32_t access_cur;
+};
+
+/**
+ * sacred_region_set_acl() - replace a region's ACL
+ * @ctrl: handle
+ * @mem_id: instance
+ * @region_id: region
+ * @acl: the new ACL (@access of each entry is used)
+ * @n: entries in @acl; at most 1024
+ *
+ * Access a process loses is revoked, its connection fenced, before this
+ * returns. New access is given as the region's policy says (see
+ * Documentation/policies.rst).
+ *
+ * Return: 0 or a negative errno (-EINVAL with a message for a bad entry).
+ */
+int sacred_region_set_acl(struct sacred_ctrl *ctrl, uint32_t mem_id,
+			  uint32_t region_id,
+			  const struct sacred_acl_entry *acl, unsigned int n);
+
+/**
+ * sacred_region_get_acl() - read a region's ACL and highest ballot
+ * @ctrl: handle
+ * @mem_id: instance
+ * @region_id: region
+ * @acl: room for @max entries
+ * @max: entries @acl holds
+ * @n: set to the number of entries the region has
+ * @ballot: if not NULL, set to the highest ballot granted (fenced regions)
+ *
+ * Return: 0; -ENOSPC if the ACL has more than @max entries (the first @max
+ * are filled, *@n tells how many there are); another negative errno.
+ */
+int sacred_region_get_acl(struct sacred_ctrl *ctrl, uint32_t mem_id,
+			  uint32_t region_id, struct sacred_acl_entry *acl,
+			  unsigned int max, unsigned int *n, uint64_t *ballot);
+
+struct sacred_perm_req;
+
+/**
+ * sacred_perm_set() - changePermission on behalf of a process, as admin
+ * @ctrl: handle
+ * @mem_id: instance
+ * @process_id: the process the request is made for
+ * @req: the request, as sacred_change_perm() takes it
+ *
+ * The region's policy decides exactly as for a request from the process
+ * itself; the process learns its new key when it next attaches.
+ *
+ * Return: 0; -EPERM when the policy refused (sacred_ctrl_errmsg() says
+ * why) or without CAP_NET_ADMIN; another negative errno.
+ */
+int sacred_perm_set(struct sacred_ctrl *ctrl, uint32_t mem_id,
+		    uint32_t process_id, const struct sacred_perm_req *req);
+
+/**
+ * struct sacred_peer_info - a process known to an instance
+ * @mem_id: the instance
+ * @process_id: the process
+ * @connected: 1 while it has a live connection
+ * @requests: requests it sent
+ * @refused: its requests a policy refused
+ * @fences: times its connection was fenced by a revoke
+ * @connects: connections it made
+ * @mrs: MRs the instance holds for it (one per region it attached to)
+ */
+struct sacred_peer_info {
+	uint32_t mem_id;
+	uint32_t process_id;
+	uint8_t connected;
+	uint64_t requests;
+	uint64_t refused;
+	uint64_t fences;
+	uint64_t connects;
+	uint32_t mrs;
+};
+
+/**
+ * sacred_peer_list() - dump the processes known to an instance (or to all,
+ * with SACRED_MEM_ID_ANY), as sacred_dev_list()
+ */
+int sacred_peer_list(struct sacred_ctrl *ctrl, uint32_t mem_id,
+		     int (*cb)(const struct sacred_peer_info *info, void *arg),
+		     void *arg);
+
+/*
+ * ----------------------------------------------------------------------
+ * Events (lib/ctrl.c): what sacred.ko announces on the family's multicast
+ * group "events" (%SACRED_GENL_MCGRP_EVENTS). A monitor has a netlink
+ * socket of its own, joined to the group; it only receives. Delivery is
+ * best effort, as netlink multicast always is: when the socket's buffer
+ * overflows, events are lost and the next sacred_monitor_next() says so.
+ * ----------------------------------------------------------------------
+ */
+
+struct sacred_monitor;
+
+/**
+ * enum sacred_event_type - what a &struct sacred_event reports
+ * @SACRED_EVENT_MEM_NEW: a memory instance was created (@mem)
+ * @SACRED_EVENT_MEM_DEL: a memory instance was destroyed (@mem, as it was)
+ * @SACRED_EVENT_REGION_NEW: a region was created (@region)
+ * @SACRED_EVENT_REGION_DEL: a region was destroyed (@region, as it was)
+ * @SACRED_EVENT_REGION_SET: a region's ACL was replaced (@region, after)
+ * @SACRED_EVENT_PERM: a changePermission was applied or refused (@perm)
+ */
+enum sacred_event_type {
+	SACRED_EVENT_MEM_NEW = 1,
+	SACRED_EVENT_MEM_DEL,
+	SACRED_EVENT_REGION_NEW,
+	SACRED_EVENT_REGION_DEL,
+	SACRED_EVENT_REGION_SET,
+	SACRED_EVENT_PERM,
+};
+
+/**
+ * struct sacred_perm_event - a changePermission, from a process or an admin
+ * @mem_id: the instance
+ * @region_id: the region
+ * @process_id: the process the request was made by (or for)
+ * @access: the access it asked for (&enum sacred_access)
+ * @ballot: the request's ballot (fenced regions), else 0
+ * @target: the request's target (revoke-only regions), else 0
+ * @epoch: the region's permission epoch after the request
+ * @reason: %SACRED_REFUSE_NONE if the change was applied, else why the
+ *	region's policy refused it (&enum sacred_refuse_reason)
+ */
+struct sacred_perm_event {
+	uint32_t mem_id;
+	uint32_t region_id;
+	uint32_t process_id;
+	uint32_t access;
+	uint64_t ballot;
+	uint32_t target;
+	uint32_t epoch;
+	uint32_t reason;
+};
+
+/**
+ * struct sacred_event - one event
+ * @type: &enum sacred_event_type; says which member of the union is set
+ * @mem: %SACRED_EVENT_MEM_*
+ * @region: %SACRED_EVENT_REGION_*
+ * @perm: %SACRED_EVENT_PERM
+ */
+struct sacred_event {
+	int type;
+	union {
+		struct sacred_mem_info mem;
+		struct sacred_region_info region;
+		struct sacred_perm_event perm;
+	};
+};
+
+/**
+ * sacred_monitor_open() - subscribe to the events of sacred.ko
+ * @mon: on success, the new monitor
+ *
+ * Return: 0; -ENOENT when the family is not registered; -EOPNOTSUPP when
+ * it has no "events" group; another negative errno.
+ */
+int sacred_monitor_open(struct sacred_monitor **mon);
+
+/** sacred_monitor_close() - unsubscribe and free @mon; NULL is ok */
+void sacred_monitor_close(struct sacred_monitor *mon);
+
+/**
+ * sacred_monitor_fd() - the monitor's socket, to poll() for POLLIN; read
+ * it with sacred_monitor_next() only
+ */
+int sacred_monitor_fd(const struct sacred_monitor *mon);
+
+/**
+ * sacred_monitor_next() - the next event
+ * @mon: monitor
+ * @ev: filled in when 0 is returned
+ * @timeout_ms: how long to wait for one: -1 forever, 0 not at all
+ *
+ * Events of kinds this library does not know are skipped. One datagram
+ * may carry several events: call again with a timeout of 0 until -EAGAIN
+ * before polling sacred_monitor_fd() again.
+ *
+ * Return: 0 with an event; -EAGAIN when none came in time; -ENOBUFS when
+ * events were lost (the socket's buffer overflowed: the monitor goes on,
+ * call again); -EINTR when a signal interrupted the wait; -EPROTO for a
+ * malformed event, which is dropped; another negative errno.
+ */
+int sacred_monitor_next(struct sacred_monitor *mon, struct sacred_event *ev,
+			int timeout_ms);
+
+/*
+ * ----------------------------------------------------------------------
+ * Data path (lib/conn.c): one RC connection from this process to one
+ * memory instance (librdmacm + libibverbs), region attach, RDMA READ,
+ * WRITE, compare-and-swap, fetch-and-add, and changePermission. Every
+ * call is synchronous and returns 0 or a negative errno; a connection is
+ * used by one thread at a time. sacred_conn_errmsg() describes the last
+ * failure.
+ *
+ * A failed completion, a timeout, a disconnect by the memory or a
+ * malformed message from it breaks the connection: every later call
+ * returns -ECONNRESET until sacred_conn_reconnect().
+ * ----------------------------------------------------------------------
+ */
+
+struct sacred_conn;
+
+/**
+ * struct sacred_conn_attr - what sacred_conn_create() connects to, and how
+ * @addr: the instance's address (AF_INET or AF_INET6) with its rdma_cm
+ *	port
+ * @process_id: the process's id; one connection per id and instance
+ * @timeout_ms: bound on address and route resolution and connecting
+ *	(counted from librdmacm's initialization, which the first
+ *	connection of a process pays for), and on every blocking call; 0
+ *	means 2000
+ * @bounce_size: bytes of the registered buffer READ and WRITE copy
+ *	through, and the largest single RDMA operation; 0 means 1 MiB, at
+ *	most 1 GiB
+ */
+struct sacred_conn_attr {
+	const struct sockaddr *addr;
+	uint32_t process_id;
+	int timeout_ms;
+	size_t bounce_size;
+};
+
+/**
+ * struct sacred_region_attr - a region, as the memory described it
+ * @region_id: the region
+ * @access: &enum sacred_access bits held
+ * @rkey: key for RDMA on the region; 0 when @access is 0
+ * @epoch: the region's permission epoch when the memory answered
+ * @addr: remote address of the region's byte 0
+ * @size: bytes
+ */
+struct sacred_region_attr {
+	uint32_t region_id;
+	uint32_t access;
+	uint32_t rkey;
+	uint32_t epoch;
+	uint64_t addr;
+	uint64_t size;
+};
+
+/**
+ * struct sacred_perm_req - a changePermission request
+ * @region_id: the region
+ * @access: access wanted: 0, READ, READ|WRITE or READ|WRITE|ATOMIC
+ * @ballot: fenced regions: the grant's ballot; otherwise 0
+ * @target: revoke-only regions: the process whose write access is
+ *	revoked; otherwise 0
+ */
+struct sacred_perm_req {
+	uint32_t region_id;
+	uint32_t access;
+	uint64_t ballot;
+	uint32_t target;
+};
+
+/**
+ * struct sacred_perm_result - the memory's answer to a changePermission
+ * @status: &enum sacred_wire_status
+ * @reason: &enum sacred_refuse_reason when refused
+ * @region: the region after an accepted change; after a refusal only its
+ *	@epoch and @size are meaningful
+ */
+struct sacred_perm_result {
+	uint32_t status;
+	uint32_t reason;
+	struct sacred_region_attr region;
+};
+
+/**
+ * sacred_conn_create() - connect to a memory instance
+ *
+ * Return: 0; -ECONNREFUSED (nothing listens, or the instance is down),
+ * -EADDRINUSE (the process id is connected already), -EPROTONOSUPPORT
+ * (wire version), -ENOMEM, -EPROTO, -ETIMEDOUT, or another negative errno.
+ */
+int sacred_conn_create(const struct sacred_conn_attr *attr,
+		       struct sacred_conn **conn);
+
+/** sacred_conn_destroy() - disconnect and free @conn; NULL is ok */
+void sacred_conn_destroy(struct sacred_conn *conn);
+
+/**
+ * sacred_conn_reconnect() - new connection, same process and instance;
+ * every attached region is attached again with a fresh key
+ *
+ * Return: 0; -ESTALE if another instance answers at the address now; the
+ * errors of sacred_conn_create() and sacred_attach().
+ */
+int sacred_conn_reconnect(struct sacred_conn *conn);
+
+/** sacred_conn_mem_id() - id of the instance @conn is connected to */
+uint32_t sacred_conn_mem_id(const struct sacred_conn *conn);
+
+/**
+ * sacred_conn_errmsg() - one line on the last call's failure, or NULL if
+ * it succeeded
+ */
+const char *sacred_conn_errmsg(const struct sacred_conn *conn);
+
+/**
+ * sacred_attach() - learn a region's key, bounds and the access held
+ *
+ * Return: 0; -ENOENT (no such region), -EACCES (not a member),
+ * -ECONNRESET, -ETIMEDOUT, -EPROTO, or another negative errno.
+ */
+int sacred_attach(struct sacred_conn *conn, uint32_t region_id,
+		  struct sacred_region_attr *attr);
+
+/** sacred_detach() - forget an attached region (local); -ENOENT if not */
+int sacred_detach(struct sacred_conn *conn, uint32_t region_id);
+
+/** sacred_conn_region() - the cached attributes of an attached region */
+int sacred_conn_region(const struct sacred_conn *conn, uint32_t region_id,
+		       struct sacred_region_attr *attr);
+
+/**
+ * sacred_change_perm() - changePermission
+ *
+ * Return: 0 when accepted (@result->region and the cached key updated);
+ * -EPERM when the policy refused (@result->reason says why); -EINVAL,
+ * -ENOENT, -EACCES, -EIO (the memory failed to apply it), -ECONNRESET,
+ * -ETIMEDOUT, -EPROTO.
+ */
+int sacred_change_perm(struct sacred_conn *conn,
+		       const struct sacred_perm_req *req,
+		       struct sacred_perm_result *result);
+
+/**
+ * sacred_read() - RDMA READ of @len bytes at @offset of a region
+ *
+ * Return: 0; -ENOENT (not attached), -ERANGE (outside the region; nothing
+ * sent), -EACCES (refused by the memory, which breaks the connection, or
+ * no access held), -ECONNRESET, -ETIMEDOUT.
+ */
+int sacred_read(struct sacred_conn *conn, uint32_t region_id,
+		uint64_t offset, void *buf, size_t len);
+
+/**
+ * sacred_write() - RDMA WRITE of @len bytes at @offset of a region
+ *
+ * Return: as sacred_read(). A failed write may have landed, in whole or
+ * in part.
+ */
+int sacred_write(struct sacred_conn *conn, uint32_t region_id,
+		 uint64_t offset, const void *buf, size_t len);
+
+/**
+ * sacred_cas() - compare-and-swap of the 8-byte word at @offset; *@old
+ * (may be NULL) gets its previous value: it was swapped iff *@old ==
+ * @expect
+ *
+ * Return: as sacred_read(); -EINVAL if @offset is not 8-byte aligned;
+ * -EOPNOTSUPP if the device does no atomics.
+ */
+int sacred_cas(struct sacred_conn *conn, uint32_t region_id, uint64_t offset,
+	       uint64_t expect, uint64_t swap, uint64_t *old);
+
+/** sacred_faa() - fetch-and-add on the 8-byte word at @offset */
+int sacred_faa(struct sacred_conn *conn, uint32_t region_id, uint64_t offset,
+	       uint64_t add, uint64_t *old);
 
 #ifdef __cplusplus
 }

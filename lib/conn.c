@@ -1,0 +1,1841 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause
+/*
+ * libsacred - the data path: one RC connection to one memory instance.
+ *
+ * The life of a connection
+ * ------------------------
+ * sacred_conn_create() connects with librdmacm, in the TCP port space, on
+ * an event channel of its own (one channel per rdma_cm id: when an id is
+ * destroyed, its channel and every event still queued on it go too):
+ *
+ *   resolve address -> resolve route -> device objects (PD, bounce buffer,
+ *   control buffer; kept across reconnects to the same device) -> CQ on a
+ *   completion channel, RC QP, every receive buffer posted -> connect with
+ *   struct sacred_wire_conn_req -> ESTABLISHED, with the instance's
+ *   struct sacred_wire_conn_rep (or REJECTED with struct
+ *   sacred_wire_conn_rej, mapped to an errno).
+ *
+ * Every call is synchronous: it posts one work request (an RDMA READ,
+ * WRITE or atomic, or the SEND of a request) and waits for its completion
+ * - and, for a request, for the reply, matched by cookie - so at most one
+ * request is ever outstanding and the instance's credits are never an
+ * issue. The wait busy-polls the CQ for CONN_SPIN_NS, then sleeps in
+ * poll(2) on the completion channel and the rdma_cm channel together, so
+ * that a disconnect by the instance ends the wait at once, and gives up at
+ * the deadline (timeout_ms).
+ *
+ * Local buffers: the caller's buffers are never registered. RDMA READ and
+ * WRITE go through one registered bounce buffer (writes that fit inline
+ * skip it); atomics return the old value into an 8-byte registered word;
+ * requests and replies use a small registered control area. Nothing the
+ * device may write into is ever outside those, so a call that gives up
+ * (timeout, disconnect) leaves no DMA pending into the caller's memory.
+ *
+ * Breaking and reconnecting: any failed completion, a timeout, a
+ * disconnect or a protocol violation by the instance puts the QP (or our
+ * trust in the stream) beyond repair. The connection is then *broken*:
+ * every later call returns -ECONNRESET, and sacred_conn_errmsg() says what
+ * broke it, until sacred_conn_reconnect() disconnects the old id, connects
+ * a new one with the same process id (retrying while the instance still
+ * holds the old connection: SACRED_REJ_DUPLICATE) and attaches again every
+ * region that was attached, refreshing its key.
+ *
+ * Trust: the instance is a peer like any other. Its accept data, every
+ * reply (length, version, op, cookie, region, status, the region's
+ * bounds) and every completion are checked before use; an unsolicited or
+ * malformed message breaks the connection with -EPROTO.
+ *
+ * Access is the memory's business: the library checks only that a region
+ * is attached and that an access lies inside it. It does not refuse an
+ * access its cached rights do not cover (they may be stale, and the memory
+ * decides); only with no key at all (access 0) there is nothing to send,
+ * and -EACCES comes back at once, leaving the connection intact.
+ *
+ * A connection is not thread-safe: one thread at a time per connection.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <netinet/in.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "sacred.h"
+
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#define __printf(a, b)		__attribute__((format(printf, a, b)))
+#define __aligned(n)		__attribute__((aligned(n)))
+
+#define CONN_TIMEOUT_MS_DEFAULT	2000
+#define CONN_BOUNCE_DEFAULT	(1UL << 20)
+#define CONN_BOUNCE_MAX		(1UL << 30)
+/* Receive buffers kept posted: more than the one reply we ever await. */
+#define CONN_RECV_DEPTH		4
+/* One work request in flight, plus unsignaled-send slack. */
+#define CONN_SEND_DEPTH		8
+#define CONN_CQ_DEPTH		(CONN_SEND_DEPTH + CONN_RECV_DEPTH)
+/* Outstanding RDMA READs/atomics we ask the instance to accept. */
+#define CONN_RD_ATOMIC_MAX	16
+/* Busy-poll this long before sleeping on the completion channel. */
+#ifndef CONN_SPIN_NS
+#define CONN_SPIN_NS		1000000ULL
+#endif
+/* How long a reconnect waits for the old connection's disconnect. */
+#define CONN_DISC_WAIT_MS	250
+/* Longest pause between connect attempts refused as duplicates. */
+#define CONN_DUP_BACKOFF_MAX_MS	64
+#define CONN_ERRMSG_MAX		192
+#define CONN_RECV_TAG		(1ULL << 63)
+/* IB_CM_REJ_CONSUMER_DEFINED: a reject with the instance's reason. */
+#define CONN_REJ_CONSUMER	28
+#define CONN_REJ_NO_LISTENER	8	/* IB_CM_REJ_INVALID_SERVICE_ID */
+
+/* Inline sizes tried for the QP, largest first. */
+static const uint32_t conn_inline_try[] = { 256, SACRED_WIRE_MSG_MAX, 0 };
+
+/**
+ * struct conn_ctl - the registered control area
+ * @atomic: old value of the last compare-and-swap or fetch-and-add
+ * @send: the request being sent
+ * @recv: receive buffers, one per posted receive
+ */
+struct conn_ctl {
+	uint64_t atomic;
+	uint8_t send[SACRED_WIRE_MSG_MAX] __aligned(64);
+	uint8_t recv[CONN_RECV_DEPTH][SACRED_WIRE_MSG_MAX];
+};
+
+/**
+ * struct sacred_conn - one RC connection to one memory instance
+ * @addr: the instance's address, with its rdma_cm port
+ * @process_id: who we are
+ * @timeout_ms: bound on connecting and on every blocking call
+ * @bounce_size: bytes of @bounce
+ * @ch: rdma_cm event channel of @id
+ * @id: rdma_cm id of the current connection, NULL when there is none
+ * @established: @id is connected and no disconnect was seen since
+ * @ctx: device context the objects below belong to
+ * @pd: protection domain
+ * @bounce: bounce buffer for READ and WRITE
+ * @bounce_mr: its registration
+ * @ctl: control area
+ * @ctl_mr: its registration
+ * @atomics: the device does atomics
+ * @rd_atomic: outstanding READs/atomics we ask for
+ * @cc: completion channel of @cq
+ * @cq: send and receive CQ of @qp
+ * @qp: the RC QP (@id->qp)
+ * @max_inline: largest inline send @qp takes
+ * @have_mem_id: @mem_id is known (after the first connection)
+ * @mem_id: the instance's id
+ * @credits: requests the instance lets us have outstanding
+ * @cookie: cookie of the last request
+ * @wr_seq: id of the last send work request
+ * @broken: every call fails with -ECONNRESET until a reconnect
+ * @regions: attached regions, sorted by id
+ * @nr_regions: entries in @regions
+ * @max_regions: room in @regions
+ * @errmsg: what made the last call fail, "" if it did not
+ * @cause: what broke the connection
+ */
+struct sacred_conn {
+	struct sockaddr_storage addr;
+	uint32_t process_id;
+	int timeout_ms;
+	size_t bounce_size;
+
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	bool established;
+
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	void *bounce;
+	struct ibv_mr *bounce_mr;
+	struct conn_ctl *ctl;
+	struct ibv_mr *ctl_mr;
+	bool atomics;
+	uint8_t rd_atomic;
+
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	uint32_t max_inline;
+
+	bool have_mem_id;
+	uint32_t mem_id;
+	uint16_t credits;
+	uint32_t cookie;
+	uint64_t wr_seq;
+	bool broken;
+
+	struct sacred_region_attr *regions;
+	unsigned int nr_regions;
+	unsigned int max_regions;
+
+	char errmsg[CONN_ERRMSG_MAX];
+	char cause[CONN_ERRMSG_MAX];
+};
+
+/**
+ * struct conn_wait - what a blocking call waits for
+ * @what: the operation, for messages ("WRITE", "ATTACH", ...)
+ * @region_id: the region it is about
+ * @wr_id: the signaled send work request
+ * @want_recv: a reply is expected as well
+ * @send_done: @wr_id completed (successfully or not)
+ * @recv_done: the reply arrived
+ * @recv_slot: its receive buffer
+ * @recv_len: its length
+ * @failed: some completion failed; @err is the first failure, preferring
+ *	a real error to a flush
+ * @err: status of that completion
+ * @err_recv: it was a receive
+ * @unsolicited: a message arrived that nobody asked for
+ */
+struct conn_wait {
+	const char *what;
+	uint32_t region_id;
+	uint64_t wr_id;
+	bool want_recv;
+	bool send_done;
+	bool recv_done;
+	unsigned int recv_slot;
+	uint32_t recv_len;
+	bool failed;
+	enum ibv_wc_status err;
+	bool err_recv;
+	bool unsolicited;
+};
+
+/**
+ * struct conn_reply - a checked reply, in host order
+ * @status: &enum sacred_wire_status
+ * @reason: &enum sacred_refuse_reason
+ * @region: the region as the reply describes it
+ */
+struct conn_reply {
+	uint32_t status;
+	uint32_t reason;
+	struct sacred_region_attr region;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Milliseconds left until @deadline, at least 1 (rdma_cm wants > 0). */
+static int ms_left(uint64_t deadline)
+{
+	uint64_t t = now_ns();
+	uint64_t ms;
+
+	if (t >= deadline)
+		return 1;
+	ms = (deadline - t + 999999) / 1000000;
+	return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = {
+		.tv_sec = ms / 1000,
+		.tv_nsec = (long)(ms % 1000) * 1000000,
+	};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Record a failure and return @err. */
+static int __printf(3, 4)
+conn_fail(struct sacred_conn *conn, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(conn->errmsg, sizeof(conn->errmsg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* Record a failure that leaves the connection unusable; return @err. */
+static int __printf(3, 4)
+conn_break(struct sacred_conn *conn, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(conn->errmsg, sizeof(conn->errmsg), fmt, ap);
+	va_end(ap);
+	memcpy(conn->cause, conn->errmsg, sizeof(conn->cause));
+	conn->broken = true;
+	return err;
+}
+
+static int conn_broken(struct sacred_conn *conn)
+{
+	return conn_fail(conn, -ECONNRESET,
+			 "connection broken (%s): call sacred_conn_reconnect()",
+			 conn->cause[0] ? conn->cause : "not connected");
+}
+
+static const char *refuse_reason_str(uint32_t reason)
+{
+	static const char *const str[] = {
+		[SACRED_REFUSE_NONE]		= "no reason",
+		[SACRED_REFUSE_STATIC]		= "static region",
+		[SACRED_REFUSE_NOT_MEMBER]	= "not a member for that access",
+		[SACRED_REFUSE_SWMR]		= "single-writer region",
+		[SACRED_REFUSE_NO_GRANT]	= "revoke-only region",
+		[SACRED_REFUSE_STALE_BALLOT]	= "stale ballot",
+	};
+
+	if (reason < ARRAY_SIZE(str))
+		return str[reason];
+	return "unknown reason";
+}
+
+/* ------------------------------------------------------------------ */
+/* Attached regions: a sorted array, searched on every access.         */
+
+static struct sacred_region_attr *
+conn_region_find(struct sacred_conn *conn, uint32_t region_id)
+{
+	unsigned int lo = 0, hi = conn->nr_regions;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+		uint32_t id = conn->regions[mid].region_id;
+
+		if (id == region_id)
+			return &conn->regions[mid];
+		if (id < region_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int conn_region_store(struct sacred_conn *conn,
+			     const struct sacred_region_attr *attr)
+{
+	struct sacred_region_attr *r = conn_region_find(conn, attr->region_id);
+	unsigned int i;
+
+	if (r) {
+		*r = *attr;
+		return 0;
+	}
+	if (conn->nr_regions == conn->max_regions) {
+		unsigned int max = conn->max_regions ? 2 * conn->max_regions : 8;
+
+		r = reallocarray(conn->regions, max, sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		conn->regions = r;
+		conn->max_regions = max;
+	}
+	for (i = conn->nr_regions; i; i--) {
+		if (conn->regions[i - 1].region_id < attr->region_id)
+			break;
+		conn->regions[i] = conn->regions[i - 1];
+	}
+	conn->regions[i] = *attr;
+	conn->nr_regions++;
+	return 0;
+}
+
+static void conn_region_drop(struct sacred_conn *conn, uint32_t region_id)
+{
+	struct sacred_region_attr *r = conn_region_find(conn, region_id);
+	unsigned int i;
+
+	if (!r)
+		return;
+	conn->nr_regions--;
+	for (i = r - conn->regions; i < conn->nr_regions; i++)
+		conn->regions[i] = conn->regions[i + 1];
+}
+
+/* ------------------------------------------------------------------ */
+/* rdma_cm events.                                                     */
+
+static const char *cm_event_str(enum rdma_cm_event_type type)
+{
+	return rdma_event_str(type);
+}
+
+/* Wait for the next event on the connection's channel, until @deadline. */
+static int conn_cm_next(struct sacred_conn *conn, uint64_t deadline,
+			struct rdma_cm_event **ev)
+{
+	struct pollfd pfd = { .fd = conn->ch->fd, .events = POLLIN };
+	int ret;
+
+	for (;;) {
+		if (!rdma_get_cm_event(conn->ch, ev))
+			return 0;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return -errno;
+		if (now_ns() >= deadline)
+			return -ETIMEDOUT;
+		ret = poll(&pfd, 1, ms_left(deadline));
+		if (ret < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/*
+ * Take every queued event without waiting; note disconnects. Returns
+ * true if the connection is gone.
+ */
+static bool conn_cm_drain(struct sacred_conn *conn)
+{
+	struct rdma_cm_event *ev;
+
+	while (!rdma_get_cm_event(conn->ch, &ev)) {
+		switch (ev->event) {
+		case RDMA_CM_EVENT_DISCONNECTED:
+		case RDMA_CM_EVENT_DEVICE_REMOVAL:
+			conn->established = false;
+			break;
+		default:
+			break;
+		}
+		rdma_ack_cm_event(ev);
+	}
+	return !conn->established;
+}
+
+/* The instance said no: map its reason, if it gave one, to an errno. */
+static int conn_rejected(struct sacred_conn *conn,
+			 const struct rdma_cm_event *ev)
+{
+	const struct rdma_conn_param *p = &ev->param.conn;
+	struct sacred_wire_conn_rej rej;
+
+	if (ev->status == CONN_REJ_NO_LISTENER)
+		return conn_fail(conn, -ECONNREFUSED,
+				 "connect: no memory instance listens there");
+	if (ev->status != CONN_REJ_CONSUMER || !p->private_data ||
+	    p->private_data_len < sizeof(rej))
+		return conn_fail(conn, -ECONNREFUSED,
+				 "connect: rejected (IB CM reason %d)",
+				 ev->status);
+	memcpy(&rej, p->private_data, sizeof(rej));
+	if (le16toh(rej.version) != SACRED_WIRE_VERSION)
+		return conn_fail(conn, -ECONNREFUSED,
+				 "connect: rejected, unknown wire version %u",
+				 le16toh(rej.version));
+
+	switch (le16toh(rej.reason)) {
+	case SACRED_REJ_VERSION:
+		return conn_fail(conn, -EPROTONOSUPPORT,
+				 "connect: the instance does not speak wire version %d",
+				 SACRED_WIRE_VERSION);
+	case SACRED_REJ_MALFORMED:
+		return conn_fail(conn, -EPROTO,
+				 "connect: the instance found our request malformed");
+	case SACRED_REJ_DUPLICATE:
+		return conn_fail(conn, -EADDRINUSE,
+				 "connect: process %u is already connected",
+				 conn->process_id);
+	case SACRED_REJ_RESOURCES:
+		return conn_fail(conn, -ENOMEM,
+				 "connect: the instance is out of resources");
+	case SACRED_REJ_DOWN:
+		return conn_fail(conn, -ECONNREFUSED,
+				 "connect: the instance is down");
+	default:
+		return conn_fail(conn, -ECONNREFUSED,
+				 "connect: rejected, reason %u",
+				 le16toh(rej.reason));
+	}
+}
+
+/*
+ * Wait for event @want. Private data of the event, if @pdata, is copied
+ * (at most *@pdata_len bytes; *@pdata_len becomes the length received).
+ * Any other event ends the wait with an errno, except TIMEWAIT_EXIT and
+ * ADDR_CHANGE, which say nothing about this step.
+ */
+static int conn_cm_expect(struct sacred_conn *conn,
+			  enum rdma_cm_event_type want, uint64_t deadline,
+			  void *pdata, size_t *pdata_len)
+{
+	struct rdma_cm_event *ev;
+	int ret;
+
+	for (;;) {
+		ret = conn_cm_next(conn, deadline, &ev);
+		if (ret == -ETIMEDOUT)
+			return conn_fail(conn, ret, "connect: no %s within %d ms",
+					 cm_event_str(want), conn->timeout_ms);
+		if (ret)
+			return conn_fail(conn, ret,
+					 "connect: rdma_get_cm_event: %s",
+					 strerror(-ret));
+		if (ev->event != RDMA_CM_EVENT_TIMEWAIT_EXIT &&
+		    ev->event != RDMA_CM_EVENT_ADDR_CHANGE)
+			break;
+		rdma_ack_cm_event(ev);
+	}
+
+	if (ev->event == want) {
+		if (pdata) {
+			size_t n = ev->param.conn.private_data_len;
+
+			if (!ev->param.conn.private_data)
+				n = 0;
+			memcpy(pdata, ev->param.conn.private_data,
+			       n < *pdata_len ? n : *pdata_len);
+			*pdata_len = n;
+		}
+		ret = 0;
+	} else if (ev->event == RDMA_CM_EVENT_REJECTED) {
+		ret = conn_rejected(conn, ev);
+	} else {
+		switch (ev->event) {
+		case RDMA_CM_EVENT_ADDR_ERROR:
+		case RDMA_CM_EVENT_ROUTE_ERROR:
+		case RDMA_CM_EVENT_UNREACHABLE:
+			ret = ev->status < 0 ? ev->status : -EHOSTUNREACH;
+			break;
+		case RDMA_CM_EVENT_CONNECT_ERROR:
+			ret = ev->status < 0 ? ev->status : -ECONNREFUSED;
+			break;
+		case RDMA_CM_EVENT_DISCONNECTED:
+		case RDMA_CM_EVENT_DEVICE_REMOVAL:
+			ret = -ECONNRESET;
+			break;
+		default:
+			ret = -EPROTO;
+			break;
+		}
+		conn_fail(conn, ret, "connect: %s (%s) while waiting for %s",
+			  cm_event_str(ev->event), strerror(-ret),
+			  cm_event_str(want));
+	}
+	rdma_ack_cm_event(ev);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Device objects: PD, bounce buffer, control area.                    */
+
+static void conn_dev_teardown(struct sacred_conn *conn)
+{
+	if (conn->ctl_mr)
+		ibv_dereg_mr(conn->ctl_mr);
+	free(conn->ctl);
+	if (conn->bounce_mr)
+		ibv_dereg_mr(conn->bounce_mr);
+	free(conn->bounce);
+	if (conn->pd)
+		ibv_dealloc_pd(conn->pd);
+	conn->ctl_mr = NULL;
+	conn->ctl = NULL;
+	conn->bounce_mr = NULL;
+	conn->bounce = NULL;
+	conn->pd = NULL;
+	conn->ctx = NULL;
+}
+
+/* Make sure the device objects live on @ctx (they are kept if they do). */
+static int conn_dev_setup(struct sacred_conn *conn, struct ibv_context *ctx)
+{
+	struct ibv_device_attr dev;
+	int ret;
+
+	if (conn->ctx == ctx)
+		return 0;
+	conn_dev_teardown(conn);
+
+	ret = ibv_query_device(ctx, &dev);
+	if (ret)
+		return conn_fail(conn, -ret, "ibv_query_device: %s",
+				 strerror(ret));
+	conn->atomics = dev.atomic_cap != IBV_ATOMIC_NONE;
+	conn->rd_atomic = dev.max_qp_init_rd_atom < CONN_RD_ATOMIC_MAX ?
+			  dev.max_qp_init_rd_atom : CONN_RD_ATOMIC_MAX;
+
+	conn->pd = ibv_alloc_pd(ctx);
+	if (!conn->pd) {
+		ret = errno ? -errno : -ENOMEM;
+		conn_fail(conn, ret, "ibv_alloc_pd: %s", strerror(-ret));
+		goto err;
+	}
+
+	ret = posix_memalign(&conn->bounce, 4096, conn->bounce_size);
+	if (ret) {
+		conn->bounce = NULL;
+		ret = conn_fail(conn, -ret, "no memory for a %zu-byte bounce buffer",
+				conn->bounce_size);
+		goto err;
+	}
+	/* The device writes it behind valgrind's back: define it once. */
+	memset(conn->bounce, 0, conn->bounce_size);
+	conn->bounce_mr = ibv_reg_mr(conn->pd, conn->bounce, conn->bounce_size,
+				     IBV_ACCESS_LOCAL_WRITE);
+	if (!conn->bounce_mr) {
+		ret = errno ? -errno : -ENOMEM;
+		conn_fail(conn, ret, "registering the bounce buffer: %s",
+			  strerror(-ret));
+		goto err;
+	}
+
+	ret = posix_memalign((void **)&conn->ctl, 4096, sizeof(*conn->ctl));
+	if (ret) {
+		conn->ctl = NULL;
+		ret = conn_fail(conn, -ret, "no memory for the control area");
+		goto err;
+	}
+	memset(conn->ctl, 0, sizeof(*conn->ctl));
+	conn->ctl_mr = ibv_reg_mr(conn->pd, conn->ctl, sizeof(*conn->ctl),
+				  IBV_ACCESS_LOCAL_WRITE);
+	if (!conn->ctl_mr) {
+		ret = errno ? -errno : -ENOMEM;
+		conn_fail(conn, ret, "registering the control area: %s",
+			  strerror(-ret));
+		goto err;
+	}
+	conn->ctx = ctx;
+	return 0;
+
+err:
+	conn_dev_teardown(conn);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* The queue pair.                                                     */
+
+static int conn_post_recv(struct sacred_conn *conn, unsigned int slot)
+{
+	struct ibv_sge sge = {
+		.addr	= (uintptr_t)conn->ctl->recv[slot],
+		.length	= SACRED_WIRE_MSG_MAX,
+		.lkey	= conn->ctl_mr->lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id		= CONN_RECV_TAG | slot,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+	};
+	struct ibv_recv_wr *bad;
+
+	return -ibv_post_recv(conn->qp, &wr, &bad);
+}
+
+static void conn_qp_destroy(struct sacred_conn *conn)
+{
+	if (conn->qp)
+		rdma_destroy_qp(conn->id);
+	conn->qp = NULL;
+	if (conn->cq)
+		ibv_destroy_cq(conn->cq);
+	conn->cq = NULL;
+	if (conn->cc)
+		ibv_destroy_comp_channel(conn->cc);
+	conn->cc = NULL;
+}
+
+static int conn_qp_create(struct sacred_conn *conn)
+{
+	struct ibv_qp_init_attr init;
+	unsigned int i;
+	int ret = 0;
+
+	conn->cc = ibv_create_comp_channel(conn->ctx);
+	if (!conn->cc) {
+		ret = errno ? -errno : -ENOMEM;
+		return conn_fail(conn, ret, "ibv_create_comp_channel: %s",
+				 strerror(-ret));
+	}
+	if (fcntl(conn->cc->fd, F_SETFL,
+		  fcntl(conn->cc->fd, F_GETFL) | O_NONBLOCK)) {
+		ret = conn_fail(conn, -errno, "completion channel: %s",
+				strerror(errno));
+		goto err;
+	}
+	conn->cq = ibv_create_cq(conn->ctx, CONN_CQ_DEPTH, NULL, conn->cc, 0);
+	if (!conn->cq) {
+		ret = errno ? -errno : -ENOMEM;
+		conn_fail(conn, ret, "ibv_create_cq: %s", strerror(-ret));
+		goto err;
+	}
+
+	for (i = 0; i < ARRAY_SIZE(conn_inline_try); i++) {
+		memset(&init, 0, sizeof(init));
+		init.send_cq = conn->cq;
+		init.recv_cq = conn->cq;
+		init.cap.max_send_wr = CONN_SEND_DEPTH;
+		init.cap.max_recv_wr = CONN_RECV_DEPTH;
+		init.cap.max_send_sge = 1;
+		init.cap.max_recv_sge = 1;
+		init.cap.max_inline_data = conn_inline_try[i];
+		init.qp_type = IBV_QPT_RC;
+		init.sq_sig_all = 0;
+		ret = rdma_create_qp(conn->id, conn->pd, &init);
+		if (!ret)
+			break;
+		ret = -errno;
+	}
+	if (ret) {
+		conn_fail(conn, ret, "rdma_create_qp: %s", strerror(-ret));
+		goto err;
+	}
+	conn->qp = conn->id->qp;
+	conn->max_inline = init.cap.max_inline_data;
+
+	for (i = 0; i < CONN_RECV_DEPTH; i++) {
+		ret = conn_post_recv(conn, i);
+		if (ret) {
+			conn_fail(conn, ret, "ibv_post_recv: %s",
+				  strerror(-ret));
+			goto err;
+		}
+	}
+	return 0;
+
+err:
+	conn_qp_destroy(conn);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Connecting.                                                         */
+
+static void conn_cm_close(struct sacred_conn *conn)
+{
+	conn_qp_destroy(conn);
+	if (conn->id)
+		rdma_destroy_id(conn->id);
+	conn->id = NULL;
+	if (conn->ch)
+		rdma_destroy_event_channel(conn->ch);
+	conn->ch = NULL;
+	conn->established = false;
+}
+
+static int conn_cm_open(struct sacred_conn *conn)
+{
+	int ret;
+
+	conn->ch = rdma_create_event_channel();
+	if (!conn->ch) {
+		ret = errno ? -errno : -ENODEV;
+		return conn_fail(conn, ret, "rdma_create_event_channel: %s",
+				 strerror(-ret));
+	}
+	if (fcntl(conn->ch->fd, F_SETFL,
+		  fcntl(conn->ch->fd, F_GETFL) | O_NONBLOCK)) {
+		ret = conn_fail(conn, -errno, "rdma_cm channel: %s",
+				strerror(errno));
+		goto err;
+	}
+	if (rdma_create_id(conn->ch, &conn->id, conn, RDMA_PS_TCP)) {
+		conn->id = NULL;
+		ret = conn_fail(conn, -errno, "rdma_create_id: %s",
+				strerror(errno));
+		goto err;
+	}
+	return 0;
+
+err:
+	conn_cm_close(conn);
+	return ret;
+}
+
+/* Check the instance's accept data and take what it tells us. */
+static int conn_accepted(struct sacred_conn *conn, const void *pdata,
+			 size_t len)
+{
+	struct sacred_wire_conn_rep rep;
+	uint16_t msg_max;
+
+	if (len < sizeof(rep))
+		return conn_fail(conn, -EPROTO,
+				 "connect: accept data of %zu bytes, want %zu",
+				 len, sizeof(rep));
+	memcpy(&rep, pdata, sizeof(rep));
+	if (le16toh(rep.version) != SACRED_WIRE_VERSION)
+		return conn_fail(conn, -EPROTO,
+				 "connect: accept with wire version %u",
+				 le16toh(rep.version));
+	msg_max = le16toh(rep.msg_max);
+	if (msg_max < sizeof(struct sacred_wire_reply) ||
+	    msg_max > SACRED_WIRE_MSG_MAX)
+		return conn_fail(conn, -EPROTO,
+				 "connect: the instance sends messages up to %u bytes, we take %u to %d",
+				 msg_max,
+				 (unsigned int)sizeof(struct sacred_wire_reply),
+				 SACRED_WIRE_MSG_MAX);
+	if (!le16toh(rep.credits))
+		return conn_fail(conn, -EPROTO,
+				 "connect: the instance gives no credits");
+	if (conn->have_mem_id && le32toh(rep.mem_id) != conn->mem_id)
+		return conn_fail(conn, -ESTALE,
+				 "connect: memory %u answers where memory %u was",
+				 le32toh(rep.mem_id), conn->mem_id);
+	conn->mem_id = le32toh(rep.mem_id);
+	conn->have_mem_id = true;
+	conn->credits = le16toh(rep.credits);
+	return 0;
+}
+
+/*
+ * One connection attempt; on failure nothing of it is left but @conn's
+ * device objects. A zero *@deadline is set once the rdma_cm channel is
+ * open: the first channel of a process initializes librdmacm, which loads
+ * the device providers and may take long (most of a second in a VM).
+ */
+static int conn_connect_once(struct sacred_conn *conn, uint64_t *deadlinep)
+{
+	struct sacred_wire_conn_req req = {
+		.version	= htole16(SACRED_WIRE_VERSION),
+		.process_id	= htole32(conn->process_id),
+	};
+	struct rdma_conn_param param = {
+		.private_data		= &req,
+		.private_data_len	= sizeof(req),
+		.retry_count		= 7,
+		.rnr_retry_count	= 7,
+	};
+	uint8_t pdata[256];
+	uint64_t deadline;
+	size_t len;
+	int ret;
+
+	ret = conn_cm_open(conn);
+	if (ret)
+		return ret;
+	if (!*deadlinep)
+		*deadlinep = now_ns() + conn->timeout_ms * 1000000ULL;
+	deadline = *deadlinep;
+
+	if (rdma_resolve_addr(conn->id, NULL, (struct sockaddr *)&conn->addr,
+			      ms_left(deadline))) {
+		ret = conn_fail(conn, -errno, "rdma_resolve_addr: %s",
+				strerror(errno));
+		goto err;
+	}
+	ret = conn_cm_expect(conn, RDMA_CM_EVENT_ADDR_RESOLVED, deadline,
+			     NULL, NULL);
+	if (ret)
+		goto err;
+	if (rdma_resolve_route(conn->id, ms_left(deadline))) {
+		ret = conn_fail(conn, -errno, "rdma_resolve_route: %s",
+				strerror(errno));
+		goto err;
+	}
+	ret = conn_cm_expect(conn, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline,
+			     NULL, NULL);
+	if (ret)
+		goto err;
+
+	ret = conn_dev_setup(conn, conn->id->verbs);
+	if (ret)
+		goto err;
+	ret = conn_qp_create(conn);
+	if (ret)
+		goto err;
+
+	/* We read and do atomics on the instance; it does nothing on us. */
+	param.initiator_depth = conn->rd_atomic;
+	param.responder_resources = 0;
+	if (rdma_connect(conn->id, &param)) {
+		ret = conn_fail(conn, -errno, "rdma_connect: %s",
+				strerror(errno));
+		goto err;
+	}
+	len = sizeof(pdata);
+	ret = conn_cm_expect(conn, RDMA_CM_EVENT_ESTABLISHED, deadline,
+			     pdata, &len);
+	if (ret)
+		goto err;
+	if (len > sizeof(pdata))
+		len = sizeof(pdata);
+	ret = conn_accepted(conn, pdata, len);
+	if (ret)
+		goto err;
+	conn->established = true;
+	return 0;
+
+err:
+	conn_cm_close(conn);
+	return ret;
+}
+
+/*
+ * Connect within the timeout. With @retry_dup, a refusal because the
+ * instance still holds our previous connection is retried, backing off,
+ * until the deadline: the instance releases a connection asynchronously
+ * after the disconnect.
+ */
+static int conn_connect(struct sacred_conn *conn, bool retry_dup)
+{
+	unsigned int backoff = 1;
+	uint64_t deadline = 0;
+	int ret;
+
+	for (;;) {
+		ret = conn_connect_once(conn, &deadline);
+		if (ret != -EADDRINUSE || !retry_dup ||
+		    now_ns() + backoff * 1000000ULL >= deadline)
+			return ret;
+		sleep_ms(backoff);
+		if (backoff < CONN_DUP_BACKOFF_MAX_MS)
+			backoff *= 2;
+	}
+}
+
+/*
+ * Say goodbye on the current id and, with @wait, wait a little for the
+ * instance's answer, so that it lets the process id go soon.
+ */
+static void conn_disconnect(struct sacred_conn *conn, bool wait)
+{
+	uint64_t deadline = now_ns() + CONN_DISC_WAIT_MS * 1000000ULL;
+	struct rdma_cm_event *ev;
+
+	if (!conn->id || !conn->established || conn_cm_drain(conn))
+		return;
+	if (rdma_disconnect(conn->id))
+		return;
+	while (wait && conn->established &&
+	       !conn_cm_next(conn, deadline, &ev)) {
+		if (ev->event == RDMA_CM_EVENT_DISCONNECTED ||
+		    ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+			conn->established = false;
+		rdma_ack_cm_event(ev);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Completions.                                                        */
+
+static void conn_wc(struct conn_wait *w, const struct ibv_wc *wc)
+{
+	bool recv = wc->wr_id & CONN_RECV_TAG;
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		if (!w->failed || (w->err == IBV_WC_WR_FLUSH_ERR &&
+				   wc->status != IBV_WC_WR_FLUSH_ERR)) {
+			w->failed = true;
+			w->err = wc->status;
+			w->err_recv = recv;
+		}
+		if (!recv && wc->wr_id == w->wr_id)
+			w->send_done = true;
+		return;
+	}
+	if (recv) {
+		if (!w->want_recv || w->recv_done) {
+			w->unsolicited = true;
+			return;
+		}
+		w->recv_done = true;
+		w->recv_slot = wc->wr_id & ~CONN_RECV_TAG;
+		w->recv_len = wc->byte_len;
+		return;
+	}
+	if (wc->wr_id == w->wr_id)
+		w->send_done = true;
+}
+
+/* The errno and message of a failed completion; breaks the connection. */
+static int conn_wc_fail(struct sacred_conn *conn, const struct conn_wait *w)
+{
+	const char *status = ibv_wc_status_str(w->err);
+
+	switch (w->err) {
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_REM_INV_REQ_ERR:
+		return conn_break(conn, -EACCES,
+				  "%s on region %u of memory %u: %s: permission revoked or never held?",
+				  w->what, w->region_id, conn->mem_id, status);
+	case IBV_WC_WR_FLUSH_ERR:
+		return conn_break(conn, -ECONNRESET,
+				  "%s on region %u of memory %u: flushed: the connection is down",
+				  w->what, w->region_id, conn->mem_id);
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+	case IBV_WC_RESP_TIMEOUT_ERR:
+	case IBV_WC_REM_ABORT_ERR:
+	case IBV_WC_REM_OP_ERR:
+	case IBV_WC_BAD_RESP_ERR:
+	case IBV_WC_FATAL_ERR:
+	case IBV_WC_GENERAL_ERR:
+		return conn_break(conn, -ECONNRESET,
+				  "%s on region %u of memory %u: %s",
+				  w->what, w->region_id, conn->mem_id, status);
+	default:
+		if (w->err == IBV_WC_LOC_LEN_ERR && w->err_recv)
+			return conn_break(conn, -EPROTO,
+					  "%s: memory %u sent a message longer than %d bytes",
+					  w->what, conn->mem_id,
+					  SACRED_WIRE_MSG_MAX);
+		return conn_break(conn, -EIO,
+				  "%s on region %u of memory %u: %s%s",
+				  w->what, w->region_id, conn->mem_id,
+				  w->err_recv ? "receive: " : "", status);
+	}
+}
+
+/* 1 when @w is satisfied, 0 while it is not, or a negative errno. */
+static int conn_wait_done(struct sacred_conn *conn, const struct conn_wait *w)
+{
+	if (w->unsolicited)
+		return conn_break(conn, -EPROTO,
+				  "%s: memory %u sent a message nobody asked for",
+				  w->what, conn->mem_id);
+	if (!w->send_done)
+		return 0;
+	if (w->failed)
+		return conn_wc_fail(conn, w);
+	return !w->want_recv || w->recv_done;
+}
+
+/*
+ * Sleep until the CQ has an event, the rdma_cm channel has one, or
+ * @ns pass. Returns 0 or a negative errno (disconnect, poll failure).
+ */
+static int conn_sleep(struct sacred_conn *conn, const struct conn_wait *w,
+		      uint64_t ns)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = conn->cc->fd, .events = POLLIN },
+		{ .fd = conn->ch->fd, .events = POLLIN },
+	};
+	uint64_t ms = (ns + 999999) / 1000000;
+	struct ibv_cq *cq;
+	void *cq_ctx;
+	int ret;
+
+	ret = poll(pfd, 2, ms > INT_MAX ? INT_MAX : (int)ms);
+	if (ret < 0) {
+		if (errno == EINTR)
+			return 0;
+		return conn_break(conn, -errno, "%s: poll: %s", w->what,
+				  strerror(errno));
+	}
+	if (pfd[1].revents && conn_cm_drain(conn))
+		return conn_break(conn, -ECONNRESET,
+				  "%s on region %u: memory %u disconnected",
+				  w->what, w->region_id, conn->mem_id);
+	if (pfd[0].revents && !ibv_get_cq_event(conn->cc, &cq, &cq_ctx))
+		ibv_ack_cq_events(cq, 1);
+	return 0;
+}
+
+/*
+ * Wait for what @w describes: busy-poll for CONN_SPIN_NS, then sleep on
+ * the completion and rdma_cm channels, until the connection's timeout.
+ * Any failure breaks the connection.
+ */
+static int conn_wait(struct sacred_conn *conn, struct conn_wait *w)
+{
+	uint64_t t0 = now_ns();
+	uint64_t deadline = t0 + conn->timeout_ms * 1000000ULL;
+	unsigned int polls = 0;
+	struct ibv_wc wc[8];
+	bool armed = false;
+	uint64_t t;
+	int n, i, ret;
+
+	for (;;) {
+		n = ibv_poll_cq(conn->cq, 8, wc);
+		if (n < 0)
+			return conn_break(conn, -EIO, "%s: ibv_poll_cq failed",
+					  w->what);
+		for (i = 0; i < n; i++)
+			conn_wc(w, &wc[i]);
+		ret = conn_wait_done(conn, w);
+		if (ret)
+			return ret < 0 ? ret : 0;
+		if (n || ++polls % 64)
+			continue;
+
+		t = now_ns();
+		if (t >= deadline)
+			return conn_break(conn, -ETIMEDOUT,
+					  "%s on region %u of memory %u: no answer within %d ms",
+					  w->what, w->region_id, conn->mem_id,
+					  conn->timeout_ms);
+		if (t - t0 < CONN_SPIN_NS)
+			continue;
+		if (!armed) {
+			/* Poll once more after arming: nothing slips by. */
+			if (ibv_req_notify_cq(conn->cq, 0))
+				return conn_break(conn, -EIO,
+						  "%s: ibv_req_notify_cq failed",
+						  w->what);
+			armed = true;
+			continue;
+		}
+		ret = conn_sleep(conn, w, deadline - t);
+		if (ret)
+			return ret;
+		armed = false;
+	}
+}
+
+/* Post @wr (signaled) and wait for its completion, and a reply if asked. */
+static int conn_post_wait(struct sacred_conn *conn, struct ibv_send_wr *wr,
+			  struct conn_wait *w)
+{
+	struct ibv_send_wr *bad;
+	int ret;
+
+	wr->wr_id = ++conn->wr_seq & ~CONN_RECV_TAG;
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	w->wr_id = wr->wr_id;
+	ret = ibv_post_send(conn->qp, wr, &bad);
+	if (ret)
+		return conn_break(conn, -ret, "%s: ibv_post_send: %s",
+				  w->what, strerror(ret));
+	return conn_wait(conn, w);
+}
+
+/* ------------------------------------------------------------------ */
+/* Requests and replies.                                               */
+
+/* Check the reply in receive slot @w->recv_slot against the request. */
+static int conn_parse_reply(struct sacred_conn *conn,
+			    const struct conn_wait *w, uint32_t cookie,
+			    struct conn_reply *out)
+{
+	struct sacred_wire_reply m;
+	uint64_t addr, size;
+
+	if (w->recv_len < sizeof(m))
+		return conn_break(conn, -EPROTO,
+				  "%s: reply of %u bytes from memory %u, want %zu",
+				  w->what, w->recv_len, conn->mem_id,
+				  sizeof(m));
+	memcpy(&m, conn->ctl->recv[w->recv_slot], sizeof(m));
+	if (le16toh(m.hdr.version) != SACRED_WIRE_VERSION ||
+	    le16toh(m.hdr.op) != SACRED_OP_REPLY)
+		return conn_break(conn, -EPROTO,
+				  "%s: memory %u sent version %u op %u, want a version %d reply",
+				  w->what, conn->mem_id,
+				  le16toh(m.hdr.version), le16toh(m.hdr.op),
+				  SACRED_WIRE_VERSION);
+	if (le32toh(m.hdr.cookie) != cookie)
+		return conn_break(conn, -EPROTO,
+				  "%s: reply with cookie %u from memory %u, want %u",
+				  w->what, le32toh(m.hdr.cookie), conn->mem_id,
+				  cookie);
+
+	memset(out, 0, sizeof(*out));
+	out->status = le32toh(m.status);
+	out->reason = le32toh(m.reason);
+	if (out->status > SACRED_ST_FAILED)
+		return conn_break(conn, -EPROTO,
+				  "%s: unknown status %u from memory %u",
+				  w->what, out->status, conn->mem_id);
+	/* A request found malformed has no region to echo. */
+	if (out->status == SACRED_ST_INVALID)
+		return 0;
+	if (le32toh(m.region_id) != w->region_id)
+		return conn_break(conn, -EPROTO,
+				  "%s: reply about region %u from memory %u, asked about %u",
+				  w->what, le32toh(m.region_id), conn->mem_id,
+				  w->region_id);
+
+	addr = le64toh(m.addr);
+	size = le64toh(m.size);
+	out->region.region_id = w->region_id;
+	out->region.access = le32toh(m.access);
+	out->region.rkey = le32toh(m.rkey);
+	out->region.epoch = le32toh(m.epoch);
+	out->region.addr = addr;
+	out->region.size = size;
+	if (out->status != SACRED_ST_OK)
+		return 0;
+	if (out->region.access & ~SACRED_ACCESS_ALL || !size ||
+	    addr + size < addr)
+		return conn_break(conn, -EPROTO,
+				  "%s: bad region from memory %u: access %#x addr %#llx size %llu",
+				  w->what, conn->mem_id, out->region.access,
+				  (unsigned long long)addr,
+				  (unsigned long long)size);
+	if (!out->region.access)
+		out->region.rkey = 0;
+	return 0;
+}
+
+/* Send one request and wait for its checked reply. */
+static int conn_request(struct sacred_conn *conn, uint16_t op,
+			const char *what, uint32_t region_id, uint32_t access,
+			uint64_t ballot, uint32_t target,
+			struct conn_reply *out)
+{
+	struct sacred_wire_req *req = (void *)conn->ctl->send;
+	struct conn_wait w = {
+		.what		= what,
+		.region_id	= region_id,
+		.want_recv	= true,
+	};
+	struct ibv_sge sge = {
+		.addr	= (uintptr_t)req,
+		.length	= sizeof(*req),
+		.lkey	= conn->ctl_mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.sg_list	= &sge,
+		.num_sge	= 1,
+		.opcode		= IBV_WR_SEND,
+	};
+	uint32_t cookie = ++conn->cookie;
+	int ret, ret2;
+
+	memset(req, 0, sizeof(*req));
+	req->hdr.version = htole16(SACRED_WIRE_VERSION);
+	req->hdr.op = htole16(op);
+	req->hdr.cookie = htole32(cookie);
+	req->region_id = htole32(region_id);
+	req->access = htole32(access);
+	req->ballot = htole64(ballot);
+	req->target = htole32(target);
+	if (sizeof(*req) <= conn->max_inline)
+		wr.send_flags = IBV_SEND_INLINE;
+
+	ret = conn_post_wait(conn, &wr, &w);
+	if (ret)
+		return ret;
+	ret = conn_parse_reply(conn, &w, cookie, out);
+	ret2 = conn_post_recv(conn, w.recv_slot);
+	if (ret2 && !ret)
+		ret = conn_break(conn, ret2, "%s: ibv_post_recv: %s", what,
+				 strerror(-ret2));
+	return ret;
+}
+
+/* The errno of a reply's status, with a message; for ATTACH and PERM. */
+static int conn_status(struct sacred_conn *conn, const char *what,
+		       uint32_t region_id, const struct conn_reply *rep)
+{
+	switch (rep->status) {
+	case SACRED_ST_OK:
+		return 0;
+	case SACRED_ST_REFUSED:
+		return conn_fail(conn, -EPERM,
+				 "%s on region %u of memory %u: refused: %s",
+				 what, region_id, conn->mem_id,
+				 refuse_reason_str(rep->reason));
+	case SACRED_ST_NO_REGION:
+		return conn_fail(conn, -ENOENT,
+				 "%s: memory %u has no region %u",
+				 what, conn->mem_id, region_id);
+	case SACRED_ST_NO_ACCESS:
+		return conn_fail(conn, -EACCES,
+				 "%s: process %u is not a member of region %u of memory %u",
+				 what, conn->process_id, region_id,
+				 conn->mem_id);
+	case SACRED_ST_INVALID:
+		return conn_fail(conn, -EINVAL,
+				 "%s on region %u: memory %u found the request malformed",
+				 what, region_id, conn->mem_id);
+	default:
+		return conn_fail(conn, -EIO,
+				 "%s on region %u: memory %u failed to apply it (access may have shrunk)",
+				 what, region_id, conn->mem_id);
+	}
+}
+
+/*
+ * Bring the cache up to date after a reply whose status gave @ret: the
+ * region is stored when the memory described it, dropped when it is gone,
+ * kept keyless when the process is no member. Returns @ret, or -ENOMEM.
+ */
+static int conn_cache_update(struct sacred_conn *conn, const char *what,
+			     uint32_t region_id, int ret,
+			     const struct sacred_region_attr *attr)
+{
+	struct sacred_region_attr *r;
+
+	switch (ret) {
+	case 0:
+		if (conn_region_store(conn, attr))
+			return conn_fail(conn, -ENOMEM,
+					 "%s: no memory for region %u", what,
+					 region_id);
+		break;
+	case -ENOENT:
+		conn_region_drop(conn, region_id);
+		break;
+	case -EACCES:
+		r = conn_region_find(conn, region_id);
+		if (r) {
+			r->access = 0;
+			r->rkey = 0;
+		}
+		break;
+	}
+	return ret;
+}
+
+/* ATTACH one region and bring the cache up to date. */
+static int conn_attach(struct sacred_conn *conn, uint32_t region_id,
+		       struct sacred_region_attr *attr)
+{
+	struct conn_reply rep;
+	int ret;
+
+	ret = conn_request(conn, SACRED_OP_ATTACH, "ATTACH", region_id, 0, 0,
+			   0, &rep);
+	if (ret)
+		return ret;
+	ret = conn_status(conn, "ATTACH", region_id, &rep);
+	ret = conn_cache_update(conn, "ATTACH", region_id, ret, &rep.region);
+	if (!ret && attr)
+		*attr = rep.region;
+	return ret;
+}
+
+/* After a reconnect: attach every cached region again. */
+static int conn_reattach(struct sacred_conn *conn)
+{
+	unsigned int i = 0;
+	uint32_t id;
+	int ret;
+
+	while (i < conn->nr_regions) {
+		id = conn->regions[i].region_id;
+		ret = conn_attach(conn, id, NULL);
+		if (ret && ret != -ENOENT && ret != -EACCES)
+			return ret;
+		/* A region that is gone was dropped: same index again. */
+		if (ret != -ENOENT)
+			i++;
+	}
+	conn->errmsg[0] = '\0';
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The API.                                                            */
+
+/**
+ * sacred_conn_create() - connect to a memory instance
+ * @attr: where and who; see &struct sacred_conn_attr
+ * @connp: on success, the new connection
+ *
+ * Resolves the instance's address, connects as process @attr->process_id
+ * and registers a bounce buffer of @attr->bounce_size bytes. No region is
+ * attached yet.
+ *
+ * Return: 0; -EINVAL for bad arguments; -ECONNREFUSED when nothing listens
+ * on the address or the instance is down; -EADDRINUSE when the instance
+ * already has a connection of this process id; -EPROTONOSUPPORT for a
+ * wire version mismatch; -ENOMEM when either side is out of resources;
+ * -EPROTO for a malformed exchange; -ETIMEDOUT; -EHOSTUNREACH or another
+ * negative errno from address or route resolution.
+ */
+int sacred_conn_create(const struct sacred_conn_attr *attr,
+		       struct sacred_conn **connp)
+{
+	struct sacred_conn *conn;
+	size_t salen;
+	long page;
+	int ret;
+
+	if (!attr || !connp || !attr->addr || attr->timeout_ms < 0 ||
+	    attr->bounce_size > CONN_BOUNCE_MAX)
+		return -EINVAL;
+	if (attr->addr->sa_family == AF_INET)
+		salen = sizeof(struct sockaddr_in);
+	else if (attr->addr->sa_family == AF_INET6)
+		salen = sizeof(struct sockaddr_in6);
+	else
+		return -EAFNOSUPPORT;
+
+	conn = calloc(1, sizeof(*conn));
+	if (!conn)
+		return -ENOMEM;
+	memcpy(&conn->addr, attr->addr, salen);
+	conn->process_id = attr->process_id;
+	conn->timeout_ms = attr->timeout_ms ?: CONN_TIMEOUT_MS_DEFAULT;
+	conn->bounce_size = attr->bounce_size ?: CONN_BOUNCE_DEFAULT;
+	page = sysconf(_SC_PAGESIZE);
+	if (page <= 0)
+		page = 4096;
+	conn->bounce_size = (conn->bounce_size + page - 1) & ~(size_t)(page - 1);
+
+	ret = conn_connect(conn, false);
+	if (ret) {
+		conn_dev_teardown(conn);
+		free(conn);
+		return ret;
+	}
+	conn->errmsg[0] = '\0';
+	*connp = conn;
+	return 0;
+}
+
+/**
+ * sacred_conn_destroy() - disconnect and free a connection
+ * @conn: from sacred_conn_create(), or NULL
+ *
+ * Does not wait for the instance to acknowledge the disconnect: a new
+ * connection with the same process id made right after may be refused
+ * with -EADDRINUSE for a moment (sacred_conn_reconnect() retries instead).
+ */
+void sacred_conn_destroy(struct sacred_conn *conn)
+{
+	if (!conn)
+		return;
+	conn_disconnect(conn, false);
+	conn_cm_close(conn);
+	conn_dev_teardown(conn);
+	free(conn->regions);
+	free(conn);
+}
+
+/**
+ * sacred_conn_reconnect() - replace a broken connection
+ * @conn: the connection
+ *
+ * Disconnects the current rdma_cm id, if any, and connects a new one as
+ * the same process to the same address; while the instance still holds
+ * the old connection (it releases it asynchronously), the attempt is
+ * repeated until the timeout. Then every region that was attached is
+ * attached again, refreshing its key, access and epoch: a region that is
+ * gone is forgotten, one the process is no longer a member of is kept
+ * with no access. Works on a healthy connection too.
+ *
+ * Return: 0; -ESTALE if another instance (another memory id) now answers
+ * at the address; the errors of sacred_conn_create() and sacred_attach().
+ * On failure the connection stays broken and the call may be repeated.
+ */
+int sacred_conn_reconnect(struct sacred_conn *conn)
+{
+	int ret;
+
+	if (!conn)
+		return -EINVAL;
+	conn->errmsg[0] = '\0';
+	conn_disconnect(conn, true);
+	conn_cm_close(conn);
+	conn->broken = true;
+	snprintf(conn->cause, sizeof(conn->cause), "reconnecting");
+
+	ret = conn_connect(conn, true);
+	if (ret) {
+		memcpy(conn->cause, conn->errmsg, sizeof(conn->cause));
+		return ret;
+	}
+	conn->broken = false;
+	conn->cause[0] = '\0';
+	return conn_reattach(conn);
+}
+
+/**
+ * sacred_conn_mem_id() - id of the memory instance @conn is connected to
+ * @conn: the connection
+ *
+ * Return: the id the instance sent when it accepted the connection.
+ */
+uint32_t sacred_conn_mem_id(const struct sacred_conn *conn)
+{
+	return conn->mem_id;
+}
+
+/**
+ * sacred_conn_errmsg() - what made the last call on @conn fail
+ * @conn: the connection
+ *
+ * Return: a one-line description, valid until the next call on @conn,
+ * or NULL if the last call succeeded.
+ */
+const char *sacred_conn_errmsg(const struct sacred_conn *conn)
+{
+	return conn && conn->errmsg[0] ? conn->errmsg : NULL;
+}
+
+/**
+ * sacred_attach() - learn a region's key, bounds and the access held
+ * @conn: the connection
+ * @region_id: the region
+ * @attr: gets the region as the memory describes it; may be NULL
+ *
+ * Asks the memory (SACRED_OP_ATTACH) and caches the answer: reads,
+ * writes and atomics on the region use it, and sacred_conn_reconnect()
+ * renews it. Attaching again refreshes the cache (after an access error,
+ * or to see the current epoch).
+ *
+ * Return: 0 (access may be 0: a member holding nothing now); -ENOENT if
+ * the memory has no such region; -EACCES if the process is not a member
+ * of its ACL; -ECONNRESET if the connection is broken; -ETIMEDOUT;
+ * -EPROTO if the memory's reply is malformed; another negative errno.
+ */
+int sacred_attach(struct sacred_conn *conn, uint32_t region_id,
+		  struct sacred_region_attr *attr)
+{
+	if (!conn)
+		return -EINVAL;
+	conn->errmsg[0] = '\0';
+	if (conn->broken)
+		return conn_broken(conn);
+	return conn_attach(conn, region_id, attr);
+}
+
+/**
+ * sacred_detach() - forget a region
+ * @conn: the connection
+ * @region_id: the region
+ *
+ * Local only: the memory keeps the process's grant; the region is just no
+ * longer accessible through @conn, nor attached again on reconnect.
+ *
+ * Return: 0, or -ENOENT if the region is not attached.
+ */
+int sacred_detach(struct sacred_conn *conn, uint32_t region_id)
+{
+	if (!conn)
+		return -EINVAL;
+	conn->errmsg[0] = '\0';
+	if (!conn_region_find(conn, region_id))
+		return conn_fail(conn, -ENOENT, "region %u is not attached",
+				 region_id);
+	conn_region_drop(conn, region_id);
+	return 0;
+}
+
+/**
+ * sacred_conn_region() - the cached description of an attached region
+ * @conn: the connection
+ * @region_id: the region
+ * @attr: gets what the last ATTACH or accepted change said
+ *
+ * Local only; nothing is sent.
+ *
+ * Return: 0, or -ENOENT if the region is not attached.
+ */
+int sacred_conn_region(const struct sacred_conn *conn, uint32_t region_id,
+		       struct sacred_region_attr *attr)
+{
+	const struct sacred_region_attr *r;
+
+	if (!conn || !attr)
+		return -EINVAL;
+	r = conn_region_find((struct sacred_conn *)conn, region_id);
+	if (!r)
+		return -ENOENT;
+	*attr = *r;
+	return 0;
+}
+
+static bool access_valid(uint32_t access)
+{
+	return access == 0 || access == SACRED_ACCESS_READ ||
+	       access == (SACRED_ACCESS_READ | SACRED_ACCESS_WRITE) ||
+	       access == SACRED_ACCESS_ALL;
+}
+
+/**
+ * sacred_change_perm() - changePermission: ask a region's policy for access
+ * @conn: the connection
+ * @req: the region, the access wanted (0, READ, READ|WRITE or
+ *	READ|WRITE|ATOMIC), the ballot (fenced regions) and the target
+ *	(revoke-only regions)
+ * @result: gets the outcome; may be NULL
+ *
+ * The memory runs the region's acceptChange policy and applies the change
+ * - revocations of other processes first - before it replies. When it is
+ * accepted, the region is attached (or its cache entry updated) with the
+ * new key.
+ *
+ * @result->status and @result->reason are set whenever the memory
+ * answered; @result->region describes the region after an accepted change
+ * and, after a refusal, carries the region's current epoch and size only.
+ *
+ * Return: 0 when accepted; -EPERM when the policy refused (see
+ * @result->reason); -EINVAL for a bad @req or one the memory found
+ * malformed; -ENOENT if there is no such region; -EACCES if the process
+ * is not a member; -EIO if the memory failed to apply the change (access
+ * may have been revoked, never widened); -ECONNRESET, -ETIMEDOUT, -EPROTO
+ * as for sacred_attach().
+ */
+int sacred_change_perm(struct sacred_conn *conn,
+		       const struct sacred_perm_req *req,
+		       struct sacred_perm_result *result)
+{
+	struct conn_reply rep;
+	int ret;
+
+	if (!conn || !req)
+		return -EINVAL;
+	conn->errmsg[0] = '\0';
+	if (!access_valid(req->access))
+		return conn_fail(conn, -EINVAL,
+				 "PERM: access %#x is none of 0, r, rw, rwa",
+				 req->access);
+	if (conn->broken)
+		return conn_broken(conn);
+
+	ret = conn_request(conn, SACRED_OP_PERM, "PERM", req->region_id,
+			   req->access, req->ballot, req->target, &rep);
+	if (ret)
+		return ret;
+	if (result) {
+		result->status = rep.status;
+		result->reason = rep.reason;
+		result->region = rep.region;
+	}
+	ret = conn_status(conn, "PERM", req->region_id, &rep);
+	return conn_cache_update(conn, "PERM", req->region_id, ret,
+				 &rep.region);
+}
+
+/*
+ * The region an access of @len bytes at @offset goes to, after the
+ * checks every access makes: connection usable, region attached, access
+ * inside it, some key held.
+ */
+static int conn_io_check(struct sacred_conn *conn, const char *what,
+			 uint32_t region_id, uint64_t offset, uint64_t len,
+			 struct sacred_region_attr *region)
+{
+	const struct sacred_region_attr *r;
+
+	conn->errmsg[0] = '\0';
+	if (conn->broken)
+		return conn_broken(conn);
+	r = conn_region_find(conn, region_id);
+	if (!r)
+		return conn_fail(conn, -ENOENT,
+				 "%s: region %u is not attached", what,
+				 region_id);
+	if (offset > r->size || len > r->size - offset)
+		return conn_fail(conn, -ERANGE,
+				 "%s: %llu bytes at offset %llu are outside region %u (%llu bytes)",
+				 what, (unsigned long long)len,
+				 (unsigned long long)offset, region_id,
+				 (unsigned long long)r->size);
+	if (!r->access)
+		return conn_fail(conn, -EACCES,
+				 "%s: no access to region %u held (attach again to refresh)",
+				 what, region_id);
+	*region = *r;
+	return 0;
+}
+
+/* One RDMA READ or WRITE of at most bounce_size bytes. */
+static int conn_rdma(struct sacred_conn *conn, enum ibv_wr_opcode opcode,
+		     const struct sacred_region_attr *r, uint64_t offset,
+		     void *local, uint32_t lkey, uint32_t len, bool inl)
+{
+	struct conn_wait w = {
+		.what		= opcode == IBV_WR_RDMA_READ ? "READ" : "WRITE",
+		.region_id	= r->region_id,
+	};
+	struct ibv_sge sge = {
+		.addr	= (uintptr_t)local,
+		.length	= len,
+		.lkey	= lkey,
+	};
+	struct ibv_send_wr wr = {
+		.sg_list	= &sge,
+		.num_sge	= 1,
+		.opcode		= opcode,
+		.send_flags	= inl ? IBV_SEND_INLINE : 0,
+		.wr.rdma	= {
+			.remote_addr	= r->addr + offset,
+			.rkey		= r->rkey,
+		},
+	};
+
+	return conn_post_wait(conn, &wr, &w);
+}
+
+/**
+ * sacred_read() - RDMA READ from a region
+ * @conn: the connection
+ * @region_id: an attached region
+ * @offset: first byte, from the region's start
+ * @buf: where the bytes go
+ * @len: how many; larger reads are split at the bounce buffer's size
+ *
+ * Return: 0; -ENOENT if the region is not attached; -ERANGE if the bytes
+ * are not all inside the region (nothing is sent); -EACCES if the memory
+ * refused the access, or no access is held at all; -ECONNRESET if the
+ * connection is broken or breaks; -ETIMEDOUT. After -EACCES (from the
+ * memory), -ECONNRESET or -ETIMEDOUT the connection is broken until
+ * sacred_conn_reconnect(); @buf may then hold part of the data.
+ */
+int sacred_read(struct sacred_conn *conn, uint32_t region_id,
+		uint64_t offset, void *buf, size_t len)
+{
+	struct sacred_region_attr r;
+	size_t n;
+	int ret;
+
+	if (!conn || (!buf && len))
+		return -EINVAL;
+	ret = conn_io_check(conn, "READ", region_id, offset, len, &r);
+	if (ret)
+		return ret;
+	while (len) {
+		n = len < conn->bounce_size ? len : conn->bounce_size;
+		ret = conn_rdma(conn, IBV_WR_RDMA_READ, &r, offset,
+				conn->bounce, conn->bounce_mr->lkey, n, false);
+		if (ret)
+			return ret;
+		memcpy(buf, conn->bounce, n);
+		buf = (uint8_t *)buf + n;
+		offset += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/**
+ * sacred_write() - RDMA WRITE to a region
+ * @conn: the connection
+ * @region_id: an attached region
+ * @offset: first byte, from the region's start
+ * @buf: the bytes
+ * @len: how many; larger writes are split at the bounce buffer's size and
+ *	written in order
+ *
+ * Return: as sacred_read(). A write that failed may have landed in part
+ * (torn) or in whole: the layers above must be able to tell.
+ */
+int sacred_write(struct sacred_conn *conn, uint32_t region_id,
+		 uint64_t offset, const void *buf, size_t len)
+{
+	struct sacred_region_attr r;
+	size_t n;
+	int ret;
+
+	if (!conn || (!buf && len))
+		return -EINVAL;
+	ret = conn_io_check(conn, "WRITE", region_id, offset, len, &r);
+	if (ret)
+		return ret;
+	while (len) {
+		n = len < conn->bounce_size ? len : conn->bounce_size;
+		if (n <= conn->max_inline) {
+			/* Copied into the work request: no bounce, no key. */
+			ret = conn_rdma(conn, IBV_WR_RDMA_WRITE, &r, offset,
+					(void *)buf, 0, n, true);
+		} else {
+			memcpy(conn->bounce, buf, n);
+			ret = conn_rdma(conn, IBV_WR_RDMA_WRITE, &r, offset,
+					conn->bounce, conn->bounce_mr->lkey, n,
+					false);
+		}
+		if (ret)
+			return ret;
+		buf = (const uint8_t *)buf + n;
+		offset += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int conn_atomic(struct sacred_conn *conn, enum ibv_wr_opcode opcode,
+		       const char *what, uint32_t region_id, uint64_t offset,
+		       uint64_t compare_add, uint64_t swap, uint64_t *old)
+{
+	struct sacred_region_attr r;
+	struct conn_wait w = {
+		.what		= what,
+		.region_id	= region_id,
+	};
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = {
+		.sg_list	= &sge,
+		.num_sge	= 1,
+		.opcode		= opcode,
+	};
+	int ret;
+
+	if (!conn)
+		return -EINVAL;
+	ret = conn_io_check(conn, what, region_id, offset, sizeof(uint64_t),
+			    &r);
+	if (ret)
+		return ret;
+	if ((r.addr + offset) % sizeof(uint64_t))
+		return conn_fail(conn, -EINVAL,
+				 "%s: offset %llu of region %u is not 8-byte aligned",
+				 what, (unsigned long long)offset, region_id);
+	if (!conn->atomics)
+		return conn_fail(conn, -EOPNOTSUPP,
+				 "%s: the device does no atomics", what);
+
+	sge.addr = (uintptr_t)&conn->ctl->atomic;
+	sge.length = sizeof(uint64_t);
+	sge.lkey = conn->ctl_mr->lkey;
+	wr.wr.atomic.remote_addr = r.addr + offset;
+	wr.wr.atomic.compare_add = compare_add;
+	wr.wr.atomic.swap = swap;
+	wr.wr.atomic.rkey = r.rkey;
+	ret = conn_post_wait(conn, &wr, &w);
+	if (ret)
+		return ret;
+	if (old)
+		*old = conn->ctl->atomic;
+	return 0;
+}
+
+/**
+ * sacred_cas() - RDMA compare-and-swap on 8 bytes of a region
+ * @conn: the connection
+ * @region_id: an attached region
+ * @offset: 8-byte aligned offset of the word
+ * @expect: the value the word must hold
+ * @swap: what it becomes if it does
+ * @old: gets the value the word held; may be NULL. The swap happened iff
+ *	*@old == @expect.
+ *
+ * The word is a native 64-bit integer of the memory's host.
+ *
+ * Return: 0; -EINVAL if @offset is not aligned; -EOPNOTSUPP if the
+ * device does no atomics; otherwise as sacred_read() (the access needs
+ * SACRED_ACCESS_ATOMIC).
+ */
+int sacred_cas(struct sacred_conn *conn, uint32_t region_id, uint64_t offset,
+	       uint64_t expect, uint64_t swap, uint64_t *old)
+{
+	return conn_atomic(conn, IBV_WR_ATOMIC_CMP_AND_SWP, "CAS", region_id,
+			   offset, expect, swap, old);
+}
+
+/**
+ * sacred_faa() - RDMA fetch-and-add on 8 bytes of a region
+ * @conn: the connection
+ * @region_id: an attached region
+ * @offset: 8-byte aligned offset of the word
+ * @add: what to add (modulo 2^64)
+ * @old: gets the value before the addition; may be NULL
+ *
+ * Return: as sacred_cas().
+ */
+int sacred_faa(struct sacred_conn *conn, uint32_t region_id, uint64_t offset,
+	       uint64_t add, uint64_t *old)
+{
+	return conn_atomic(conn, IBV_WR_ATOMIC_FETCH_AND_ADD, "FAA", region_id,
+			   offset, add, 0, old);
+}

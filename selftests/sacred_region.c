@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sacred_region - regions of a memory instance: sizes, ids, policies, the
+ * per-instance memory cap, dumps, and the fate of regions whose instance
+ * goes away.
+ */
+#include <errno.h>
+#include <linux/sacred.h>
+
+#include "kselftest_harness.h"
+#include "sacred.h"
+#include "sacred_test.h"
+
+FIXTURE(region) {
+	struct sacred_ctrl *ctrl;
+	struct sacred_mem_info mem;
+	char dev[64];
+};
+
+static int new_mem(struct sacred_ctrl *ctrl, const char *dev, uint64_t cap,
+		   struct sacred_mem_info *info)
+{
+	struct sacred_mem_params p = {
+		.id = SACRED_MEM_ID_ANY,
+		.dev_name = dev,
+		.mem_cap = cap,
+	};
+
+	return sacred_mem_new(ctrl, &p, info);
+}
+
+FIXTURE_SETUP(region)
+{
+	int ret = sacred_ctrl_open(&self->ctrl);
+
+	if (ret == -ENOENT)
+		SKIP(return, "sacred.ko is not loaded");
+	ASSERT_EQ(0, ret);
+	if (!env_word("SACRED_RXE_DEVS", 0, self->dev, sizeof(self->dev)))
+		SKIP(return, "needs the VM rig's SACRED_RXE_DEVS");
+	ASSERT_EQ(0, new_mem(self->ctrl, self->dev, 0, &self->mem));
+}
+
+FIXTURE_TEARDOWN(region)
+{
+	if (self->ctrl)
+		sacred_mem_del(self->ctrl, self->mem.id);
+	sacred_ctrl_close(self->ctrl);
+}
+
+TEST_F(region, add_show_del_accounts_memory)
+{
+	struct sacred_region_info r, g;
+	struct sacred_mem_info m;
+
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
+				       SACRED_REGION_ID_ANY, 65536,
+				       SACRED_POLICY_EXCLUSIVE_WRITER, &r));
+	EXPECT_EQ(self->mem.id, r.mem_id);
+	EXPECT_EQ(65536, r.size);
+	EXPECT_EQ(SACRED_POLICY_EXCLUSIVE_WRITER, r.policy);
+	EXPECT_EQ(0, r.epoch);
+	EXPECT_LE(1, r.nr_chunks);
+
+	ASSERT_EQ(0, sacred_region_get(self->ctrl, self->mem.id, r.id, &g));
+	EXPECT_EQ(r.id, g.id);
+	EXPECT_EQ(r.size, g.size);
+
+	ASSERT_EQ(0, sacred_mem_get(self->ctrl, self->mem.id, &m));
+	EXPECT_EQ(65536, m.mem_used);
+	EXPECT_EQ(1, m.nr_regions);
+	EXPECT_EQ(SACRED_MEM_CAP_DEFAULT, m.mem_cap);
+
+	ASSERT_EQ(0, sacred_region_del(self->ctrl, self->mem.id, r.id));
+	EXPECT_EQ(-ENOENT, sacred_region_get(self->ctrl, self->mem.id, r.id,
+					     &g));
+	EXPECT_EQ(-ENOENT, sacred_region_del(self->ctrl, self->mem.id, r.id));
+	ASSERT_EQ(0, sacred_mem_get(self->ctrl, self->mem.id, &m));
+	EXPECT_EQ(0, m.mem_used);
+	EXPECT_EQ(0, m.nr_regions);
+}
+
+TEST_F(region, bad_sizes_are_refused)
+{
+	static const uint64_t bad[] = {
+		0, 1, 4095, 4097, 5000, SACRED_REGION_SIZE_MAX + 4096,
+	};
+	struct sacred_region_info r;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, sacred_region_new(self->ctrl, self->mem.id,
+						     SACRED_REGION_ID_ANY,
+						     bad[i],
+						     SACRED_POLICY_STATIC, &r));
+		EXPECT_STREQ("size must be a non-zero multiple of 4096, at most 16 GiB",
+			     sacred_ctrl_errmsg(self->ctrl));
+	}
+}
+
+TEST_F(region, explicit_id_kept_and_duplicate_refused)
+{
+	struct sacred_region_info r;
+
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id, 7, 4096,
+				       SACRED_POLICY_SWMR, &r));
+	EXPECT_EQ(7, r.id);
+	EXPECT_EQ(-EEXIST, sacred_region_new(self->ctrl, self->mem.id, 7,
+					     4096, SACRED_POLICY_SWMR, &r));
+	EXPECT_STREQ("region id in use", sacred_ctrl_errmsg(self->ctrl));
+}
+
+TEST_F(region, unknown_instance_is_enoent)
+{
+	struct sacred_region_info r;
+
+	EXPECT_EQ(-ENOENT, sacred_region_new(self->ctrl, 0xfffffff0,
+					     SACRED_REGION_ID_ANY, 4096,
+					     SACRED_POLICY_STATIC, &r));
+	EXPECT_STREQ("no such memory instance",
+		     sacred_ctrl_errmsg(self->ctrl));
+}
+
+TEST_F(region, cap_is_enforced_and_released)
+{
+	struct sacred_region_info a, b;
+	struct sacred_mem_info m;
+
+	ASSERT_EQ(0, new_mem(self->ctrl, self->dev, 1 << 20, &m));
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, m.id, SACRED_REGION_ID_ANY,
+				       1 << 20, SACRED_POLICY_STATIC, &a));
+	EXPECT_EQ(-ENOSPC, sacred_region_new(self->ctrl, m.id,
+					     SACRED_REGION_ID_ANY, 4096,
+					     SACRED_POLICY_STATIC, &b));
+	EXPECT_STREQ("region would exceed the instance's memory cap",
+		     sacred_ctrl_errmsg(self->ctrl));
+	ASSERT_EQ(0, sacred_region_del(self->ctrl, m.id, a.id));
+	EXPECT_EQ(0, sacred_region_new(self->ctrl, m.id, SACRED_REGION_ID_ANY,
+				       4096, SACRED_POLICY_STATIC, &b));
+	/* Deleting the instance frees its regions (checked at unload). */
+	EXPECT_EQ(0, sacred_mem_del(self->ctrl, m.id));
+}
+
+/* 1 GiB without physically contiguous memory: mostly 2 MiB chunks. */
+TEST_F(region, one_gib_region)
+{
+	struct sacred_region_info r;
+
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
+				       SACRED_REGION_ID_ANY, 1ULL << 30,
+				       SACRED_POLICY_STATIC, &r));
+	EXPECT_EQ(1ULL << 30, r.size);
+	EXPECT_GE(r.nr_chunks, 512);
+	TH_LOG("1 GiB in %u chunks", r.nr_chunks);
+	EXPECT_EQ(0, sacred_region_del(self->ctrl, self->mem.id, r.id));
+}
+
+struct seen {
+	int n;
+	int other;
+	uint32_t mem_id;
+};
+
+static int count_cb(const struct sacred_region_info *info, void *arg)
+{
+	struct seen *s = arg;
+
+	s->n++;
+	if (info->mem_id != s->mem_id)
+		s->other++;
+	return 0;
+}
+
+TEST_F(region, dump_all_and_per_instance)
+{
+	struct sacred_region_info r;
+	struct sacred_mem_info m2;
+	struct seen s = { .mem_id = self->mem.id };
+	int i;
+
+	ASSERT_EQ(0, new_mem(self->ctrl, self->dev, 0, &m2));
+	for (i = 0; i < 200; i++) {
+		ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
+					       SACRED_REGION_ID_ANY, 4096,
+					       SACRED_POLICY_STATIC, &r));
+		ASSERT_EQ(0, sacred_region_new(self->ctrl, m2.id,
+					       SACRED_REGION_ID_ANY, 4096,
+					       SACRED_POLICY_STATIC, &r));
+	}
+	ASSERT_EQ(0, sacred_region_list(self->ctrl, self->mem.id, count_cb,
+					&s));
+	EXPECT_EQ(200, s.n);
+	EXPECT_EQ(0, s.other);
+
+	memset(&s, 0, sizeof(s));
+	s.mem_id = self->mem.id;
+	ASSERT_EQ(0, sacred_region_list(self->ctrl, SACRED_MEM_ID_ANY,
+					count_cb, &s));
+	EXPECT_EQ(400, s.n);
+	EXPECT_EQ(200, s.other);
+	EXPECT_EQ(0, sacred_mem_del(self->ctrl, m2.id));
+}
+
+TEST_HARNESS_MAIN
