@@ -215,6 +215,49 @@ err_free:
 }
 
 /**
+ * sacred_mem_set_state() - crash an instance on purpose, or bring it back
+ * @mem: the instance
+ * @state: %SACRED_MEM_DOWN or %SACRED_MEM_UP
+ * @extack: where to explain a failure
+ *
+ * Down: the listener goes, so nobody new arrives, then every connection,
+ * each drained first; regions, ACLs and grants stay. A process's MRs stay
+ * registered, but no QP of its PD exists until it connects again, and a
+ * revoke in the meantime replaces them. Up: listen again on the same
+ * address and port.
+ *
+ * Context: sacred_lock held.
+ * Return: 0 or a negative errno, with an extack message.
+ */
+int sacred_mem_set_state(struct sacred_mem *mem, u8 state,
+			 struct netlink_ext_ack *extack)
+{
+	int ret;
+
+	lockdep_assert_held(&sacred_lock);
+	if (state == mem->state)
+		return 0;
+
+	if (state == SACRED_MEM_DOWN) {
+		mutex_lock(&mem->lock);
+		mem->state = SACRED_MEM_DOWN;
+		mutex_unlock(&mem->lock);
+		rdma_destroy_id(mem->listen_id);
+		mem->listen_id = NULL;
+		sacred_mem_peers_shutdown(mem);
+		return 0;
+	}
+
+	ret = sacred_mem_listen(mem, extack);
+	if (ret)
+		return ret;
+	mutex_lock(&mem->lock);
+	mem->state = SACRED_MEM_UP;
+	mutex_unlock(&mem->lock);
+	return 0;
+}
+
+/**
  * sacred_mem_destroy() - stop listening, free the regions and the instance
  * @mem: the instance; freed on return
  *

@@ -419,6 +419,45 @@ out_unlock:
 	return ret;
 }
 
+static int sacred_nl_mem_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *state = info->attrs[SACRED_ATTR_MEM_STATE];
+	struct nlattr *cap = info->attrs[SACRED_ATTR_MEM_MEM_CAP];
+	struct sacred_mem *mem;
+	int ret = 0;
+
+	if (!state && !cap) {
+		GENL_SET_ERR_MSG(info, "nothing to set: MEM_STATE or MEM_MEM_CAP");
+		return -EINVAL;
+	}
+
+	mutex_lock(&sacred_lock);
+	mem = sacred_nl_mem_lookup(info);
+	if (IS_ERR(mem)) {
+		ret = PTR_ERR(mem);
+		goto out_unlock;
+	}
+	if (cap && nla_get_u64(cap) < mem->mem_used) {
+		NL_SET_ERR_MSG_ATTR(info->extack, cap,
+				    "cap below the memory its regions use");
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	if (state) {
+		ret = sacred_mem_set_state(mem, nla_get_u8(state),
+					   info->extack);
+		if (ret)
+			goto out_unlock;
+	}
+	if (cap)
+		mem->mem_cap = nla_get_u64(cap);
+	sacred_nl_notify_mem(mem, SACRED_CMD_MEM_SET);
+	sacred_nl_mem_reply(mem, SACRED_CMD_MEM_SET, info);
+out_unlock:
+	mutex_unlock(&sacred_lock);
+	return ret;
+}
+
 static int sacred_nl_mem_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sacred_mem *mem;
@@ -1069,6 +1108,13 @@ static const struct nla_policy sacred_mem_new_policy[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_MEM_MEM_CAP] = { .type = NLA_U64 },
 };
 
+static const struct nla_policy sacred_mem_set_policy[SACRED_ATTR_MAX + 1] = {
+	[SACRED_ATTR_MEM_ID]	  = { .type = NLA_U32 },
+	[SACRED_ATTR_MEM_STATE]	  = NLA_POLICY_RANGE(NLA_U8, SACRED_MEM_UP,
+						     SACRED_MEM_DOWN),
+	[SACRED_ATTR_MEM_MEM_CAP] = { .type = NLA_U64 },
+};
+
 static const struct nla_policy sacred_mem_id_policy[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_MEM_ID]	= { .type = NLA_U32 },
 };
@@ -1171,6 +1217,13 @@ static const struct genl_ops sacred_nl_ops[] = {
 		.dumpit		= sacred_nl_peer_get_dumpit,
 		.policy		= sacred_mem_id_policy,
 		.maxattr	= SACRED_ATTR_MAX,
+	},
+	{
+		.cmd		= SACRED_CMD_MEM_SET,
+		.doit		= sacred_nl_mem_set_doit,
+		.policy		= sacred_mem_set_policy,
+		.maxattr	= SACRED_ATTR_MAX,
+		.flags		= GENL_ADMIN_PERM,
 	},
 	{
 		.cmd		= SACRED_CMD_PERM_SET,

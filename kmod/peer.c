@@ -22,12 +22,16 @@
  *   conn_work()   under mem->lock: parse and check the request, run it
  *                 (perm.c), build the reply in the send buffer of the
  *                 same slot and post it;
- *   send_done()   repost the slot's receive buffer.
+ *   send_done()   check the send; without inline sends, repost the
+ *                 slot's receive buffer.
  *
- * A slot's receive buffer is reposted only after its reply went out, so a
- * process that sends more than its credits gets receiver-not-ready NAKs,
- * never a queue that grows, and a send buffer is never rewritten while the
- * device may still read it.
+ * Replies are sent inline where the device can (rxe can), and then a
+ * slot's receive buffer is reposted just before its reply is posted: the
+ * process gets its credit back with the reply. Without inline sends the
+ * buffer is reposted when the send completes, so a send buffer is never
+ * rewritten while the device may still read it. Either way a process that
+ * sends more than its credits gets receiver-not-ready NAKs, never a queue
+ * that grows.
  *
  * End of a connection: a disconnect, a connection error, any failed
  * completion, or a fence (perm.c revoking a connected process's access)
@@ -77,6 +81,7 @@ struct sacred_slot {
  * @work: handles @pending
  * @release_work: tears the connection down
  * @fenced: completed once the QP is drained (sacred_conn_fence())
+ * @inline_replies: the QP sends replies inline
  * @buf: receive buffers, then send buffers, SACRED_WIRE_MSG_MAX each
  * @dma: DMA address of @buf
  * @slot: per-credit state
@@ -91,6 +96,7 @@ struct sacred_conn {
 	struct work_struct work;
 	struct work_struct release_work;
 	struct completion fenced;
+	bool inline_replies;
 	u8 *buf;
 	u64 dma;
 	struct sacred_slot slot[SACRED_CREDITS];
@@ -205,23 +211,34 @@ static void sacred_conn_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	queue_work(sacred_wq, &conn->work);
 }
 
+/*
+ * With inline replies the receive buffer went back before the reply was
+ * posted; otherwise it goes back now that the device is done with the send
+ * buffer of its slot.
+ */
 static void sacred_conn_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sacred_slot *slot =
 		container_of(wc->wr_cqe, struct sacred_slot, tx_cqe);
 	struct sacred_conn *conn = slot->conn;
 
-	if (wc->status != IB_WC_SUCCESS ||
-	    test_bit(SACRED_CONN_DEAD, &conn->flags) ||
-	    sacred_conn_post_recv(conn, slot->index))
+	if (wc->status != IB_WC_SUCCESS)
+		sacred_conn_queue_release(conn);
+	else if (!conn->inline_replies &&
+		 (test_bit(SACRED_CONN_DEAD, &conn->flags) ||
+		  sacred_conn_post_recv(conn, slot->index)))
 		sacred_conn_queue_release(conn);
 }
 
+/*
+ * Post the reply in @slot's send buffer. Inline (the device copies it at
+ * post time, so the buffer is free at once), the slot's receive buffer is
+ * reposted first: the process gets its credit back with the reply.
+ */
 static int sacred_conn_post_reply(struct sacred_conn *conn,
 				  struct sacred_slot *slot)
 {
 	struct ib_sge sge = {
-		.addr	= conn->dma + sacred_tx_off(slot->index),
 		.length	= sizeof(struct sacred_wire_reply),
 		.lkey	= conn->peer->pd->local_dma_lkey,
 	};
@@ -232,9 +249,21 @@ static int sacred_conn_post_reply(struct sacred_conn *conn,
 		.opcode		= IB_WR_SEND,
 		.send_flags	= IB_SEND_SIGNALED,
 	};
+	int ret;
 
-	ib_dma_sync_single_for_device(sacred_conn_ibdev(conn), sge.addr,
-				      sge.length, DMA_TO_DEVICE);
+	if (conn->inline_replies) {
+		ret = sacred_conn_post_recv(conn, slot->index);
+		if (ret)
+			return ret;
+		/* Inline data is read by the CPU: a kernel address. */
+		sge.addr = (uintptr_t)(conn->buf + sacred_tx_off(slot->index));
+		wr.send_flags |= IB_SEND_INLINE;
+	} else {
+		sge.addr = conn->dma + sacred_tx_off(slot->index);
+		ib_dma_sync_single_for_device(sacred_conn_ibdev(conn),
+					      sge.addr, sge.length,
+					      DMA_TO_DEVICE);
+	}
 	return ib_post_send(sacred_conn_qp(conn), &wr, NULL);
 }
 
@@ -265,8 +294,11 @@ static void sacred_conn_handle(struct sacred_conn *conn,
 
 	peer->requests++;
 	rep->status = cpu_to_le32(SACRED_ST_INVALID);
-	if (len < sizeof(*req) || le16_to_cpu(req->hdr.version) !=
-	    SACRED_WIRE_VERSION || req->reserved)
+	if (len < sizeof(*req))
+		return;
+	rep->region_id = req->region_id;
+	if (le16_to_cpu(req->hdr.version) != SACRED_WIRE_VERSION ||
+	    req->reserved)
 		return;
 	op = le16_to_cpu(req->hdr.op);
 	if (op != SACRED_OP_ATTACH && op != SACRED_OP_PERM)
@@ -277,7 +309,6 @@ static void sacred_conn_handle(struct sacred_conn *conn,
 					req->target)))
 		return;
 
-	rep->region_id = req->region_id;
 	region = xa_load(&mem->regions, le32_to_cpu(req->region_id));
 	if (!region) {
 		rep->status = cpu_to_le32(SACRED_ST_NO_REGION);
@@ -295,14 +326,11 @@ static void sacred_conn_handle(struct sacred_conn *conn,
 			rep->status = cpu_to_le32(SACRED_ST_FAILED);
 			goto out;
 		}
-		if (reason) {
+		if (reason)
 			peer->refused++;
-			rep->status = cpu_to_le32(SACRED_ST_REFUSED);
-			rep->reason = cpu_to_le32(reason);
-			goto out;
-		}
 	}
 
+	/* Accepted, refused or attach: tell what the process holds now. */
 	acl = xa_load(&region->acl, peer->process_id);
 	if (!acl) {
 		rep->status = cpu_to_le32(SACRED_ST_NO_ACCESS);
@@ -313,9 +341,14 @@ static void sacred_conn_handle(struct sacred_conn *conn,
 		rep->status = cpu_to_le32(SACRED_ST_FAILED);
 		goto out;
 	}
-	rep->status = cpu_to_le32(SACRED_ST_OK);
 	rep->access = cpu_to_le32(grant ? grant->access : 0);
 	rep->rkey = cpu_to_le32(grant ? sacred_grant_rkey(grant) : 0);
+	if (reason) {
+		rep->status = cpu_to_le32(SACRED_ST_REFUSED);
+		rep->reason = cpu_to_le32(reason);
+	} else {
+		rep->status = cpu_to_le32(SACRED_ST_OK);
+	}
 out:
 	rep->epoch = cpu_to_le32(region->epoch);
 }
@@ -535,9 +568,17 @@ static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
+	attr.cap.max_inline_data = sizeof(struct sacred_wire_reply);
 	ret = rdma_create_qp(cm_id, peer->pd, &attr);
-	if (ret)
-		goto err_cq;
+	if (ret) {
+		/* A device without inline sends: credits return later. */
+		attr.cap.max_inline_data = 0;
+		ret = rdma_create_qp(cm_id, peer->pd, &attr);
+		if (ret)
+			goto err_cq;
+	} else {
+		conn->inline_replies = true;
+	}
 
 	for (i = 0; i < SACRED_CREDITS; i++) {
 		ret = sacred_conn_post_recv(conn, i);

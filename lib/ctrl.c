@@ -1104,6 +1104,36 @@ int sacred_mem_del(struct sacred_ctrl *ctrl, uint32_t id)
 	return ctrl_id_request(ctrl, SACRED_CMD_MEM_DEL, id, NULL, NULL, NULL);
 }
 
+int sacred_mem_set(struct sacred_ctrl *ctrl, uint32_t id, uint8_t state,
+		   uint64_t mem_cap, struct sacred_mem_info *info)
+{
+	struct nl_msg *msg;
+	int ret;
+
+	if (!ctrl || (!state && !mem_cap))
+		return -EINVAL;
+	ctrl_begin(ctrl);
+
+	msg = sacred_msg(ctrl, SACRED_CMD_MEM_SET, 0);
+	if (!msg)
+		return -ENOMEM;
+	if (ctrl_put_ids(msg, id, NULL) ||
+	    (state && nla_put_u8(msg, SACRED_ATTR_MEM_STATE, state) < 0) ||
+	    (mem_cap &&
+	     nla_put_u64(msg, SACRED_ATTR_MEM_MEM_CAP, mem_cap) < 0)) {
+		ret = -EMSGSIZE;
+		goto out;
+	}
+	ret = ctrl_request_obj(ctrl, msg, parse_mem, info);
+	if (ret > 0 || (ret == 0 && !info))
+		ret = 0;
+	else if (ret == 0)
+		ret = sacred_mem_get(ctrl, id, info);
+out:
+	nlmsg_free(msg);
+	return ret;
+}
+
 int sacred_mem_get(struct sacred_ctrl *ctrl, uint32_t id,
 		   struct sacred_mem_info *info)
 {
@@ -1302,7 +1332,13 @@ int sacred_region_set_acl(struct sacred_ctrl *ctrl, uint32_t mem_id,
 			goto out;
 		nla_nest_end(msg, ent);
 	}
-	nla_nest_end(msg, nest);
+	/*
+	 * An empty ACL is an empty nest: plain nla_nest_end() would drop
+	 * it, and the kernel would find no REGION_ACL at all. Past 64 KiB
+	 * libnl drops the nest too, and says so.
+	 */
+	if (nla_nest_end_keep_empty(msg, nest) < 0)
+		goto out;
 	ret = ctrl_request_obj(ctrl, msg, NULL, NULL);
 	if (ret > 0)
 		ret = 0;

@@ -141,6 +141,21 @@ int sacred_mem_new(struct sacred_ctrl *ctrl,
 /** sacred_mem_del() - destroy memory instance @id */
 int sacred_mem_del(struct sacred_ctrl *ctrl, uint32_t id);
 
+/**
+ * sacred_mem_set() - change a memory instance
+ * @ctrl: handle
+ * @id: instance
+ * @state: SACRED_MEM_DOWN (crash emulation: its listener and connections
+ *	go, its regions and grants stay), SACRED_MEM_UP, or 0 to keep it
+ * @mem_cap: new cap in bytes (not below what its regions use), or 0 to
+ *	keep it
+ * @info: if not NULL, the instance afterwards
+ *
+ * Return: 0 or a negative errno (-EBUSY: cap below the memory in use).
+ */
+int sacred_mem_set(struct sacred_ctrl *ctrl, uint32_t id, uint8_t state,
+		   uint64_t mem_cap, struct sacred_mem_info *info);
+
 /** sacred_mem_get() - look up memory instance @id; -ENOENT if absent */
 int sacred_mem_get(struct sacred_ctrl *ctrl, uint32_t id,
 		   struct sacred_mem_info *info);

@@ -98,6 +98,49 @@ TEST_F(module, unload_with_instances_then_reload_finds_devices)
 	sacred_ctrl_close(ctrl);
 }
 
+/*
+ * Unload while a process is connected, holds write and keeps writing:
+ * its connection is fenced and torn down, its MRs freed, and its next
+ * operation fails cleanly.
+ */
+TEST_F(module, unload_with_connected_writer)
+{
+	struct sacred_acl_entry acl = { .process_id = 1,
+					.access = SACRED_ACCESS_READ |
+						  SACRED_ACCESS_WRITE };
+	struct sacred_mem_params p = { .id = SACRED_MEM_ID_ANY };
+	struct sacred_conn_attr attr = { .process_id = 1 };
+	struct sacred_region_attr ra;
+	struct sacred_region_info ri;
+	struct sacred_mem_info m;
+	struct sacred_ctrl *ctrl;
+	struct sacred_conn *c;
+	uint64_t v = 1;
+	char dev[64];
+	int i, ret = 0;
+
+	ASSERT_NE(NULL, env_word("SACRED_RXE_DEVS", 0, dev, sizeof(dev)));
+	ASSERT_EQ(0, sacred_ctrl_open(&ctrl));
+	p.dev_name = dev;
+	ASSERT_EQ(0, sacred_mem_new(ctrl, &p, &m));
+	ASSERT_EQ(0, sacred_region_new(ctrl, m.id, SACRED_REGION_ID_ANY, 1 << 20,
+				       SACRED_POLICY_STATIC, &ri));
+	ASSERT_EQ(0, sacred_region_set_acl(ctrl, m.id, ri.id, &acl, 1));
+	sacred_ctrl_close(ctrl);
+
+	attr.addr = (struct sockaddr *)&m.addr;
+	ASSERT_EQ(0, sacred_conn_create(&attr, &c));
+	ASSERT_EQ(0, sacred_attach(c, ri.id, &ra));
+	ASSERT_EQ(0, sacred_write(c, ri.id, 0, &v, sizeof(v)));
+
+	ASSERT_EQ(0, unload());
+	for (i = 0; i < 100 && !ret; i++)
+		ret = sacred_write(c, ri.id, 0, &v, sizeof(v));
+	EXPECT_NE(0, ret);
+	sacred_conn_destroy(c);
+	ASSERT_EQ(0, load(self->ko));
+}
+
 TEST_F(module, repeated_load_unload_is_clean)
 {
 	struct sacred_ctrl *ctrl;

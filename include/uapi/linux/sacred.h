@@ -58,6 +58,11 @@
  * @SACRED_CMD_PEER_GET: dump the processes known to the instances
  *	(optionally only those of %SACRED_ATTR_MEM_ID), connected or not.
  *	Unprivileged.
+ * @SACRED_CMD_MEM_SET: change a memory instance (%SACRED_ATTR_MEM_ID):
+ *	%SACRED_ATTR_MEM_STATE down (crash emulation: the listener and every
+ *	connection go, regions and grants stay) or up (listen again), and/or
+ *	%SACRED_ATTR_MEM_MEM_CAP (not below what is allocated). Needs
+ *	CAP_NET_ADMIN. Replies with the instance.
  * @SACRED_CMD_PERM_SET: changePermission on behalf of a process
  *	(%SACRED_ATTR_MEM_ID, %SACRED_ATTR_REGION_ID, %SACRED_ATTR_PROCESS_ID,
  *	%SACRED_ATTR_ACCESS, optional %SACRED_ATTR_BALLOT and
@@ -80,6 +85,7 @@ enum sacred_cmd {
 	SACRED_CMD_REGION_SET,
 	SACRED_CMD_PEER_GET,
 	SACRED_CMD_PERM_SET,
+	SACRED_CMD_MEM_SET,
 
 	__SACRED_CMD_MAX,
 	SACRED_CMD_MAX = __SACRED_CMD_MAX - 1
@@ -281,10 +287,20 @@ enum sacred_policy {
  * sacred_wire_conn_rej (IB_CM_REJ_CONSUMER_DEFINED). Over the connection,
  * the process SENDs requests and the instance SENDs one reply to each, in
  * order. Every message starts with struct sacred_wire_hdr; every field is
- * little-endian; a message is at most SACRED_WIRE_MSG_MAX bytes. At most
- * the number of credits in the conn_rep may be outstanding (sent but not
- * answered) at any time; more is a protocol violation and the instance
- * drops the connection.
+ * little-endian; a message is at most SACRED_WIRE_MSG_MAX bytes (a longer
+ * one ends the connection). At most the number of credits in the conn_rep
+ * may be outstanding (sent but not answered); a reply gives its credit
+ * back (on devices without inline sends, a moment after it arrives:
+ * connect with rnr_retry_count 7 and more requests than that just wait in
+ * receiver-not-ready retries).
+ *
+ * The words that compare-and-swap and fetch-and-add work on are in the
+ * memory host's byte order, as RDMA atomics define them.
+ *
+ * A process whose access is revoked by someone else's request (or an
+ * admin's) is fenced: its connection is broken and disconnected. It learns
+ * why by reconnecting and attaching: the reply has its access and the
+ * region's epoch now.
  *
  * Regions are addressed zero-based: RDMA address 0 is the region's first
  * byte, so a READ or WRITE at offset o of a region uses remote address
@@ -460,11 +476,13 @@ enum sacred_refuse_reason {
 
 /**
  * struct sacred_wire_reply - %SACRED_OP_REPLY
- * @hdr: header, with the request's cookie
+ * @hdr: header, with the request's cookie (0 if the request was too short
+ *	to carry one)
  * @status: &enum sacred_wire_status
  * @reason: &enum sacred_refuse_reason
- * @region_id: the region
- * @access: the access the process now holds (&enum sacred_access)
+ * @region_id: the region the request named (0 if it was too short)
+ * @access: the access the process now holds (&enum sacred_access), with
+ *	%SACRED_ST_OK and %SACRED_ST_REFUSED; 0 otherwise
  * @rkey: key for RDMA on the region; 0 when @access is 0
  * @epoch: the region's permission epoch after the request
  * @addr: remote address of the region's byte 0

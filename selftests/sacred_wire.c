@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sacred_wire - a hostile process on the wire.
+ *
+ * libsacred only sends well-formed messages; this test speaks the wire
+ * by hand (librdmacm's synchronous verbs helpers) and sends what a buggy
+ * or malicious process would: wrong connect private data, short, long and
+ * unknown messages, reserved bits, bad access values, unknown regions,
+ * more requests than its credits. Every one must get a clean answer or a
+ * clean end of the connection, never a kernel splat (the rig checks the
+ * log), and other processes must not notice.
+ */
+#include <errno.h>
+#include <endian.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+#include <linux/sacred.h>
+
+#include "kselftest_harness.h"
+#include "sacred.h"
+#include "sacred_test.h"
+
+#define NRECV	64
+#define MSGSZ	256
+
+struct raw {
+	struct rdma_cm_id *id;
+	bool connected;
+	struct ibv_mr *rmr, *smr;
+	char rbuf[NRECV][MSGSZ];
+	char sbuf[MSGSZ];
+};
+
+FIXTURE(wire) {
+	struct sacred_ctrl *ctrl;
+	struct sacred_mem_info mem;
+	uint32_t region;
+	char host[64], port[16];
+	struct raw raw;
+};
+
+FIXTURE_SETUP(wire)
+{
+	struct sacred_acl_entry acl = { .process_id = 7,
+					.access = SACRED_ACCESS_READ };
+	struct sacred_mem_params mp = { .id = SACRED_MEM_ID_ANY };
+	struct sacred_region_info ri;
+	char dev[64];
+	int ret;
+
+	ret = sacred_ctrl_open(&self->ctrl);
+	if (ret == -ENOENT)
+		SKIP(return, "sacred.ko is not loaded");
+	ASSERT_EQ(0, ret);
+	if (!env_word("SACRED_RXE_DEVS", 0, dev, sizeof(dev)) ||
+	    !env_word("SACRED_RXE_ADDRS", 0, self->host, sizeof(self->host)))
+		SKIP(return, "needs the VM rig's SACRED_RXE_DEVS/ADDRS");
+	mp.dev_name = dev;
+	mp.cm_port = 7480;
+	ASSERT_EQ(0, sacred_mem_new(self->ctrl, &mp, &self->mem));
+	snprintf(self->port, sizeof(self->port), "%d", 7480);
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
+				       SACRED_REGION_ID_ANY, 4096,
+				       SACRED_POLICY_STATIC, &ri));
+	self->region = ri.id;
+	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id,
+					   self->region, &acl, 1));
+}
+
+static void raw_close(struct raw *raw)
+{
+	if (!raw->id)
+		return;
+	/* Synchronous ids wait for the DISCONNECTED event: only if connected. */
+	if (raw->connected)
+		rdma_disconnect(raw->id);
+	if (raw->rmr)
+		rdma_dereg_mr(raw->rmr);
+	if (raw->smr)
+		rdma_dereg_mr(raw->smr);
+	rdma_destroy_ep(raw->id);
+	memset(raw, 0, sizeof(*raw));
+}
+
+FIXTURE_TEARDOWN(wire)
+{
+	raw_close(&self->raw);
+	if (self->ctrl && self->mem.state)
+		sacred_mem_del(self->ctrl, self->mem.id);
+	sacred_ctrl_close(self->ctrl);
+}
+
+/* Connect with @pdata as private data; returns 0 or -errno. */
+static int raw_connect(FIXTURE_DATA(wire) *self, const void *pdata,
+		       size_t len)
+{
+	struct rdma_addrinfo hints = {}, *res;
+	struct ibv_qp_init_attr attr = {};
+	struct rdma_conn_param param = {};
+	struct raw *raw = &self->raw;
+	int i, ret;
+
+	hints.ai_port_space = RDMA_PS_TCP;
+	if (rdma_getaddrinfo(self->host, self->port, &hints, &res))
+		return -errno;
+	attr.cap.max_send_wr = NRECV;
+	attr.cap.max_recv_wr = NRECV;
+	attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
+	attr.qp_type = IBV_QPT_RC;
+	attr.sq_sig_all = 1;
+	ret = rdma_create_ep(&raw->id, res, NULL, &attr);
+	rdma_freeaddrinfo(res);
+	if (ret)
+		return -errno;
+	raw->rmr = rdma_reg_msgs(raw->id, raw->rbuf, sizeof(raw->rbuf));
+	raw->smr = rdma_reg_msgs(raw->id, raw->sbuf, sizeof(raw->sbuf));
+	if (!raw->rmr || !raw->smr)
+		return -ENOMEM;
+	for (i = 0; i < NRECV; i++)
+		if (rdma_post_recv(raw->id, raw->rbuf[i], raw->rbuf[i], MSGSZ,
+				   raw->rmr))
+			return -errno;
+	param.private_data = pdata;
+	param.private_data_len = len;
+	param.initiator_depth = 1;
+	param.rnr_retry_count = 7;
+	param.retry_count = 7;
+	if (rdma_connect(raw->id, &param))
+		return -errno;
+	raw->connected = true;
+	return 0;
+}
+
+static int raw_connect_ok(FIXTURE_DATA(wire) *self, uint32_t pid)
+{
+	struct sacred_wire_conn_req req = {
+		.version = htole16(SACRED_WIRE_VERSION),
+		.process_id = htole32(pid),
+	};
+
+	return raw_connect(self, &req, sizeof(req));
+}
+
+/* Send @len bytes of @msg; 0 or -errno (send completion error: -EIO). */
+static int raw_send(struct raw *raw, const void *msg, size_t len)
+{
+	struct ibv_wc wc;
+
+	memcpy(raw->sbuf, msg, len);
+	if (rdma_post_send(raw->id, NULL, raw->sbuf, len, raw->smr, 0))
+		return -errno;
+	if (rdma_get_send_comp(raw->id, &wc) <= 0)
+		return -errno;
+	return wc.status == IBV_WC_SUCCESS ? 0 : -EIO;
+}
+
+/* Wait for one reply; returns its status or -errno / -EIO. */
+static int raw_reply(struct raw *raw, struct sacred_wire_reply *rep)
+{
+	struct ibv_wc wc;
+
+	if (rdma_get_recv_comp(raw->id, &wc) <= 0)
+		return -errno;
+	if (wc.status != IBV_WC_SUCCESS)
+		return -EIO;
+	if (wc.byte_len < sizeof(*rep))
+		return -EPROTO;
+	memcpy(rep, (void *)(uintptr_t)wc.wr_id, sizeof(*rep));
+	rdma_post_recv(raw->id, (void *)(uintptr_t)wc.wr_id,
+		       (void *)(uintptr_t)wc.wr_id, MSGSZ, raw->rmr);
+	return le32toh(rep->status);
+}
+
+static struct sacred_wire_req attach_req(uint32_t region, uint32_t cookie)
+{
+	struct sacred_wire_req req = {
+		.hdr.version = htole16(SACRED_WIRE_VERSION),
+		.hdr.op = htole16(SACRED_OP_ATTACH),
+		.hdr.cookie = htole32(cookie),
+		.region_id = htole32(region),
+	};
+
+	return req;
+}
+
+TEST_F(wire, well_formed_attach_is_answered)
+{
+	struct sacred_wire_req req = attach_req(self->region, 42);
+	struct sacred_wire_reply rep;
+
+	ASSERT_EQ(0, raw_connect_ok(self, 7));
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	ASSERT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+	EXPECT_EQ(42, le32toh(rep.hdr.cookie));
+	EXPECT_EQ(SACRED_OP_REPLY, le16toh(rep.hdr.op));
+	EXPECT_EQ(SACRED_ACCESS_READ, le32toh(rep.access));
+	EXPECT_NE(0, le32toh(rep.rkey));
+	EXPECT_EQ(4096, le64toh(rep.size));
+}
+
+TEST_F(wire, bad_connect_private_data_is_rejected)
+{
+	struct sacred_wire_conn_req req = {
+		.version = htole16(SACRED_WIRE_VERSION + 1),
+		.process_id = htole32(7),
+	};
+
+	EXPECT_NE(0, raw_connect(self, &req, sizeof(req)));
+	raw_close(&self->raw);
+	req.version = htole16(SACRED_WIRE_VERSION);
+	req.flags = htole16(1);
+	EXPECT_NE(0, raw_connect(self, &req, sizeof(req)));
+	raw_close(&self->raw);
+	req.flags = 0;
+	req.reserved[1] = 1;
+	EXPECT_NE(0, raw_connect(self, &req, sizeof(req)));
+	raw_close(&self->raw);
+	/* And a good one still works. */
+	EXPECT_EQ(0, raw_connect_ok(self, 7));
+}
+
+TEST_F(wire, malformed_requests_get_invalid)
+{
+	struct sacred_wire_req req;
+	struct sacred_wire_reply rep;
+
+	ASSERT_EQ(0, raw_connect_ok(self, 7));
+
+	req = attach_req(self->region, 1);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, 4));	/* short */
+	EXPECT_EQ(SACRED_ST_INVALID, raw_reply(&self->raw, &rep));
+
+	req = attach_req(self->region, 2);
+	req.hdr.version = htole16(9);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_INVALID, raw_reply(&self->raw, &rep));
+	EXPECT_EQ(2, le32toh(rep.hdr.cookie));
+
+	req = attach_req(self->region, 3);
+	req.hdr.op = htole16(77);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_INVALID, raw_reply(&self->raw, &rep));
+
+	req = attach_req(self->region, 4);
+	req.reserved = htole32(1);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_INVALID, raw_reply(&self->raw, &rep));
+
+	req = attach_req(self->region, 5);
+	req.hdr.op = htole16(SACRED_OP_PERM);
+	req.access = htole32(5);	/* read + atomic without write */
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_INVALID, raw_reply(&self->raw, &rep));
+
+	req = attach_req(self->region, 6);
+	req.access = htole32(SACRED_ACCESS_READ);	/* attach takes none */
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_INVALID, raw_reply(&self->raw, &rep));
+
+	req = attach_req(self->region + 1000, 7);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_NO_REGION, raw_reply(&self->raw, &rep));
+
+	/* After all that, a good request is still answered. */
+	req = attach_req(self->region, 8);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+	EXPECT_EQ(8, le32toh(rep.hdr.cookie));
+}
+
+TEST_F(wire, stranger_gets_no_access)
+{
+	struct sacred_wire_req req = attach_req(self->region, 1);
+	struct sacred_wire_reply rep;
+
+	ASSERT_EQ(0, raw_connect_ok(self, 99));
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_NO_ACCESS, raw_reply(&self->raw, &rep));
+	EXPECT_EQ(0, le32toh(rep.rkey));
+}
+
+/* Longer than the instance's receive buffers: the connection ends. */
+TEST_F(wire, oversized_message_ends_the_connection_cleanly)
+{
+	static char big[MSGSZ];
+	struct sacred_wire_req req = attach_req(self->region, 1);
+	struct sacred_wire_reply rep;
+
+	ASSERT_EQ(0, raw_connect_ok(self, 7));
+	memcpy(big, &req, sizeof(req));
+	EXPECT_NE(0, raw_send(&self->raw, big, sizeof(big)));
+	raw_close(&self->raw);
+
+	/* The process can come back at once: its old connection is gone. */
+	ASSERT_EQ(0, raw_connect_ok(self, 7));
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+}
+
+/*
+ * 64 requests back to back, four times the credits: the instance answers
+ * them all, in order, holding only 16 buffers (the rest wait in RNR
+ * retries on the process's side).
+ */
+TEST_F(wire, more_requests_than_credits_are_all_answered_in_order)
+{
+	struct sacred_wire_reply rep;
+	struct ibv_wc wc;
+	int i;
+
+	ASSERT_EQ(0, raw_connect_ok(self, 7));
+	for (i = 0; i < NRECV; i++) {
+		struct sacred_wire_req req = attach_req(self->region, 100 + i);
+
+		memcpy(self->raw.sbuf + 0, &req, sizeof(req));
+		ASSERT_EQ(0, rdma_post_send(self->raw.id, NULL,
+					    self->raw.sbuf, sizeof(req),
+					    self->raw.smr, 0));
+	}
+	for (i = 0; i < NRECV; i++) {
+		ASSERT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+		EXPECT_EQ(100 + i, le32toh(rep.hdr.cookie));
+	}
+	for (i = 0; i < NRECV; i++)
+		ASSERT_EQ(1, rdma_get_send_comp(self->raw.id, &wc));
+}
+
+TEST_F(wire, instance_down_and_up_keeps_regions)
+{
+	struct sacred_conn_attr attr = {
+		.addr = (struct sockaddr *)&self->mem.addr,
+		.process_id = 7,
+	};
+	struct sacred_region_attr ra;
+	struct sacred_mem_info m;
+	struct sacred_conn *c;
+	uint64_t v;
+
+	ASSERT_EQ(0, sacred_conn_create(&attr, &c));
+	ASSERT_EQ(0, sacred_attach(c, self->region, &ra));
+	ASSERT_EQ(0, sacred_read(c, self->region, 0, &v, sizeof(v)));
+
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem.id, SACRED_MEM_DOWN,
+				    0, &m));
+	EXPECT_EQ(SACRED_MEM_DOWN, m.state);
+	EXPECT_EQ(1, m.nr_regions);
+	EXPECT_NE(0, sacred_read(c, self->region, 0, &v, sizeof(v)));
+	EXPECT_NE(0, sacred_conn_reconnect(c));
+
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem.id, SACRED_MEM_UP,
+				    0, &m));
+	EXPECT_EQ(SACRED_MEM_UP, m.state);
+	ASSERT_EQ(0, sacred_conn_reconnect(c));
+	EXPECT_EQ(0, sacred_read(c, self->region, 0, &v, sizeof(v)));
+	sacred_conn_destroy(c);
+}
+
+TEST_HARNESS_MAIN
