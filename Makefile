@@ -54,11 +54,13 @@ UNIT_BINS  := $(UNIT_SRCS:.c=)
 ST_SRCS	   := $(wildcard selftests/*.c)
 ST_BINS	   := $(ST_SRCS:.c=)
 ST_HDRS	   := $(wildcard selftests/*.h)
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(BENCH_SRCS:.c=)
 
-.PHONY: all module lib tools unit selftests check check-unit check-vm demo \
+.PHONY: all module lib tools unit selftests benchprogs bench check check-unit check-vm demo \
 	kcompat checkpatch install clean deps kfiles
 
-all: module lib tools unit selftests
+all: module lib tools unit selftests benchprogs
 
 deps:
 	scripts/deps
@@ -114,6 +116,19 @@ selftests/%: selftests/%.c $(ST_HDRS) $(HARNESS) lib/libsacred.a
 	$(CC) $(CFLAGS) -Wno-unused-parameter -Wno-sign-compare -I$(KFILES)/tools/testing/selftests \
 		-o $@ $< lib/libsacred.a $(LDLIBS) -lpthread
 
+benchprogs: $(BENCH_BINS)
+
+bench/%: bench/%.c lib/libsacred.a
+	$(CC) $(CFLAGS) -o $@ $< lib/libsacred.a $(LDLIBS) -lpthread
+
+# Benchmarks run in the VM, one run, side by side; the report lands in
+# bench/results/ (see bench/README.md).
+bench: all
+	mkdir -p bench/results
+	scripts/vm-run -q --kver $(KVER) --module kmod/sacred.ko -- \
+		bench/permswitch $(BENCH_ARGS) > bench/results/permswitch.md
+	@cat bench/results/permswitch.md
+
 check: all
 	scripts/check --kver $(KVER)
 
@@ -154,5 +169,5 @@ install: lib tools
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
-	rm -f lib/*.o lib/*.a lib/*.so* tools/*.o tools/sacred $(UNIT_BINS) $(ST_BINS)
+	rm -f lib/*.o lib/*.a lib/*.so* tools/*.o tools/sacred $(UNIT_BINS) $(ST_BINS) $(BENCH_BINS)
 	rm -rf build/kcompat
