@@ -54,13 +54,15 @@ UNIT_BINS  := $(UNIT_SRCS:.c=)
 ST_SRCS	   := $(wildcard selftests/*.c)
 ST_BINS	   := $(ST_SRCS:.c=)
 ST_HDRS	   := $(wildcard selftests/*.h)
+EX_SRCS	   := $(wildcard examples/*.c)
+EX_BINS	   := $(EX_SRCS:.c=)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:.c=)
 
-.PHONY: all module lib tools unit selftests benchprogs bench check check-unit check-vm demo \
+.PHONY: all module lib tools unit selftests benchprogs examples bench check check-unit check-vm demo \
 	kcompat checkpatch install clean deps kfiles
 
-all: module lib tools unit selftests benchprogs
+all: module lib tools unit selftests benchprogs examples
 
 deps:
 	scripts/deps
@@ -118,6 +120,11 @@ selftests/%: selftests/%.c $(ST_HDRS) $(HARNESS) lib/libsacred.a
 
 benchprogs: $(BENCH_BINS)
 
+examples: $(EX_BINS)
+
+examples/%: examples/%.c lib/libsacred.a
+	$(CC) $(CFLAGS) -o $@ $< lib/libsacred.a $(LDLIBS)
+
 bench/%: bench/%.c lib/libsacred.a
 	$(CC) $(CFLAGS) -o $@ $< lib/libsacred.a $(LDLIBS) -lpthread
 
@@ -169,5 +176,5 @@ install: lib tools
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
-	rm -f lib/*.o lib/*.a lib/*.so* tools/*.o tools/sacred $(UNIT_BINS) $(ST_BINS) $(BENCH_BINS)
+	rm -f lib/*.o lib/*.a lib/*.so* tools/*.o tools/sacred $(UNIT_BINS) $(ST_BINS) $(BENCH_BINS) $(EX_BINS)
 	rm -rf build/kcompat

@@ -504,6 +504,9 @@ static int sacred_nl_mem_get_dumpit(struct sk_buff *skb,
 
 /* ---------------------------------------------------------------- regions */
 
+/* Room one ACL entry takes: a nest and three u32 attributes. */
+#define SACRED_NL_ACL_ENTRY_SIZE	(4 * NLA_HDRLEN + 3 * sizeof(u32))
+
 /* The ballot and the ACL of a region. Context: mem->lock held. */
 static int sacred_nl_acl_fill(struct sk_buff *skb,
 			      struct sacred_region *region)
@@ -556,11 +559,18 @@ static int sacred_nl_region_fill(struct sk_buff *skb,
 	    nla_put_u32(skb, SACRED_ATTR_REGION_NR_CHUNKS, region->nr_chunks))
 		goto cancel;
 
-	mutex_lock(&region->mem->lock);
-	ret = sacred_nl_acl_fill(skb, region);
-	mutex_unlock(&region->mem->lock);
-	if (ret)
-		goto cancel;
+	/*
+	 * Dumps leave the ACL out: up to 1024 entries do not fit a dump
+	 * buffer next to other regions. A doit or an event carries it, in a
+	 * message sized for it (sacred_nl_region_msg()).
+	 */
+	if (!cb) {
+		mutex_lock(&region->mem->lock);
+		ret = sacred_nl_acl_fill(skb, region);
+		mutex_unlock(&region->mem->lock);
+		if (ret)
+			goto cancel;
+	}
 
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -568,6 +578,14 @@ static int sacred_nl_region_fill(struct sk_buff *skb,
 cancel:
 	genlmsg_cancel(skb, hdr);
 	return -EMSGSIZE;
+}
+
+/* A message big enough for a region with its whole ACL. */
+static struct sk_buff *sacred_nl_region_msg(struct sacred_region *region)
+{
+	return nlmsg_new(NLMSG_DEFAULT_SIZE +
+			 READ_ONCE(region->nr_acl) * SACRED_NL_ACL_ENTRY_SIZE,
+			 GFP_KERNEL);
 }
 
 /**
@@ -587,7 +605,7 @@ void sacred_nl_notify_region(struct sacred_region *region, u8 cmd)
 				SACRED_NL_MCGRP_EVENTS))
 		return;
 
-	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = sacred_nl_region_msg(region);
 	if (!msg)
 		return;
 	if (sacred_nl_region_fill(msg, region, cmd, 0, 0, 0, NULL)) {
@@ -604,7 +622,7 @@ static int sacred_nl_region_reply(struct sacred_region *region, u8 cmd,
 	struct sk_buff *msg;
 	int ret;
 
-	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = sacred_nl_region_msg(region);
 	if (!msg)
 		return -ENOMEM;
 	ret = sacred_nl_region_fill(msg, region, cmd, info->snd_portid,

@@ -447,8 +447,10 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 		xa_erase(&region->acl, pid);
 		kfree(old);
 	}
+	WRITE_ONCE(region->nr_acl, 0);
 	xa_for_each(acl, pid, e) {
 		xa_erase(acl, pid);
+		WRITE_ONCE(region->nr_acl, region->nr_acl + 1);
 		/* The slot exists (reserved or in use): this cannot fail. */
 		old = xa_store(&region->acl, pid, e, GFP_KERNEL);
 		if (!xa_is_err(old))

@@ -108,6 +108,7 @@ struct sacred_acl_entry {
  *	power of two every chunk is a multiple of (2 MiB at best)
  * @mr_pages: MR pages the region needs at @mr_page_size
  * @acl: &struct sacred_acl_entry by process id (under mem->lock)
+ * @nr_acl: entries in @acl
  * @ballot: highest ballot granted on a fenced region (under mem->lock)
  */
 struct sacred_region {
@@ -122,6 +123,7 @@ struct sacred_region {
 	u32 mr_page_size;
 	u32 mr_pages;
 	struct xarray acl;
+	u32 nr_acl;
 	u64 ballot;
 };
 

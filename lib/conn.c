@@ -87,7 +87,7 @@
 #define CONN_CQ_DEPTH		(CONN_SEND_DEPTH + CONN_RECV_DEPTH)
 /* Outstanding RDMA READs/atomics we ask the instance to accept. */
 #define CONN_RD_ATOMIC_MAX	16
-/* Busy-poll this long before sleeping on the completion channel. */
+/* Busy-poll this long before sleeping (build with -DCONN_SPIN_NS= to tune). */
 #ifndef CONN_SPIN_NS
 #define CONN_SPIN_NS		1000000ULL
 #endif
@@ -1682,6 +1682,12 @@ static int conn_rdma(struct sacred_conn *conn, enum ibv_wr_opcode opcode,
  * connection is broken or breaks; -ETIMEDOUT. After -EACCES (from the
  * memory), -ECONNRESET or -ETIMEDOUT the connection is broken until
  * sacred_conn_reconnect(); @buf may then hold part of the data.
+ *
+ * When the memory revokes access of a connected process for someone else
+ * (an admin, another process's changePermission), it fences and drops
+ * that process's connection: its next call fails with -ECONNRESET ("memory
+ * disconnected") rather than -EACCES, and the reconnect shows the access
+ * left.
  */
 int sacred_read(struct sacred_conn *conn, uint32_t region_id,
 		uint64_t offset, void *buf, size_t len)

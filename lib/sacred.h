@@ -408,6 +408,8 @@ struct sacred_monitor;
  * @SACRED_EVENT_REGION_DEL: a region was destroyed (@region, as it was)
  * @SACRED_EVENT_REGION_SET: a region's ACL was replaced (@region, after)
  * @SACRED_EVENT_PERM: a changePermission was applied or refused (@perm)
+ * @SACRED_EVENT_MEM_SET: a memory instance was changed: brought down or
+ *	up, or its cap changed (@mem, after)
  */
 enum sacred_event_type {
 	SACRED_EVENT_MEM_NEW = 1,
@@ -416,6 +418,7 @@ enum sacred_event_type {
 	SACRED_EVENT_REGION_DEL,
 	SACRED_EVENT_REGION_SET,
 	SACRED_EVENT_PERM,
+	SACRED_EVENT_MEM_SET,
 };
 
 /**
@@ -444,7 +447,7 @@ struct sacred_perm_event {
 /**
  * struct sacred_event - one event
  * @type: &enum sacred_event_type; says which member of the union is set
- * @mem: %SACRED_EVENT_MEM_*
+ * @mem: %SACRED_EVENT_MEM_NEW, %SACRED_EVENT_MEM_DEL, %SACRED_EVENT_MEM_SET
  * @region: %SACRED_EVENT_REGION_*
  * @perm: %SACRED_EVENT_PERM
  */

@@ -201,4 +201,50 @@ TEST_F(region, dump_all_and_per_instance)
 	EXPECT_EQ(0, sacred_mem_del(self->ctrl, m2.id));
 }
 
+/*
+ * The largest ACL: set, read back whole, and a region dump around it stays
+ * complete (dumps carry no ACL; a region's reply is sized for its ACL).
+ */
+TEST_F(region, largest_acl_round_trips)
+{
+	static struct sacred_acl_entry acl[1025], back[1024];
+	struct sacred_region_info r;
+	struct seen s = { .mem_id = self->mem.id };
+	unsigned int i, n;
+
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
+				       SACRED_REGION_ID_ANY, 4096,
+				       SACRED_POLICY_EXCLUSIVE_WRITER, &r));
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
+				       SACRED_REGION_ID_ANY, 4096,
+				       SACRED_POLICY_STATIC, &r));
+	for (i = 0; i < 1025; i++) {
+		acl[i].process_id = 1000 + i;
+		acl[i].access = i % 2 ? SACRED_ACCESS_READ :
+					SACRED_ACCESS_READ | SACRED_ACCESS_WRITE;
+	}
+	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id, r.id, acl,
+					   1024));
+	ASSERT_EQ(0, sacred_region_get_acl(self->ctrl, self->mem.id, r.id,
+					   back, 1024, &n, NULL));
+	ASSERT_EQ(1024, n);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(acl[i].process_id, back[i].process_id);
+		EXPECT_EQ(acl[i].access, back[i].access);
+		/* Static: what a process holds is its ACL entry. */
+		EXPECT_EQ(acl[i].access, back[i].access_cur);
+	}
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
+				       SACRED_REGION_ID_ANY, 4096,
+				       SACRED_POLICY_STATIC, &r));
+	ASSERT_EQ(0, sacred_region_list(self->ctrl, self->mem.id, count_cb,
+					&s));
+	EXPECT_EQ(3, s.n);
+	/* One entry more than the limit is refused, and says so. */
+	EXPECT_EQ(-E2BIG, sacred_region_set_acl(self->ctrl, self->mem.id,
+						r.id, acl, 1025));
+	EXPECT_STREQ("too many ACL entries (max 1024)",
+		     sacred_ctrl_errmsg(self->ctrl));
+}
+
 TEST_HARNESS_MAIN

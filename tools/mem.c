@@ -58,6 +58,7 @@ static int mem_help(struct cli *cli, int argc, char **argv)
 	printf("Usage: sacred memory add dev DEV [ ibport IBPORT ] [ addr ADDR ] port PORT\n"
 	       "                            [ id ID ] [ cap SIZE ]\n"
 	       "       sacred memory del ID\n"
+	       "       sacred memory set ID [ state { up | down } ] [ cap SIZE ]\n"
 	       "       sacred memory show [ ID ]\n"
 	       "       sacred memory help\n"
 	       "where  DEV     RDMA device, as `sacred dev show` lists it\n"
@@ -70,6 +71,9 @@ static int mem_help(struct cli *cli, int argc, char **argv)
 	       "       SIZE    bytes of region memory the instance may allocate\n"
 	       "               (default %s); k/K/KiB, m/M/MiB, g/G/GiB multiply\n"
 	       "               by 1024, 1024^2, 1024^3 (\"512m\", \"2g\")\n"
+	       "\"state down\" crashes the instance on purpose: its listener and\n"
+	       "every connection go, its regions and ACLs stay; \"state up\"\n"
+	       "listens again.\n"
 	       "The object may be written \"mem\".\n",
 	       IBPORT_MAX, format_size(SACRED_MEM_CAP_DEFAULT, cap, sizeof(cap)));
 	return SACRED_EXIT_OK;
@@ -255,6 +259,58 @@ static int mem_del(struct cli *cli, int argc, char **argv)
 	return ret ? cli_fail(cli, ret) : SACRED_EXIT_OK;
 }
 
+/* set [ id ] ID { state up|down | cap SIZE }... : crash emulation, cap. */
+static int mem_set(struct cli *cli, int argc, char **argv)
+{
+	struct sacred_mem_info info;
+	uint64_t cap = 0;
+	uint8_t state = 0;
+	uint32_t id;
+	int i, ret;
+
+	if (argc >= 2 && !strcmp(argv[0], "id")) {
+		argc--;
+		argv++;
+	}
+	if (!argc)
+		return cli_usage(cli, "memory instance ID expected");
+	if (parse_u32(argv[0], 0, SACRED_MEM_ID_ANY - 1, &id))
+		return cli_usage(cli, "invalid id \"%s\" (0-%u)", argv[0],
+				 SACRED_MEM_ID_ANY - 1);
+	for (i = 1; i < argc; i += 2) {
+		if (i + 1 >= argc)
+			return cli_usage(cli, "\"%s\" needs a value", argv[i]);
+		if (!strcmp(argv[i], "state")) {
+			if (!strcmp(argv[i + 1], "up"))
+				state = SACRED_MEM_UP;
+			else if (!strcmp(argv[i + 1], "down"))
+				state = SACRED_MEM_DOWN;
+			else
+				return cli_usage(cli,
+						 "invalid state \"%s\" (up or down)",
+						 argv[i + 1]);
+		} else if (!strcmp(argv[i], "cap")) {
+			if (parse_size(argv[i + 1], &cap) || !cap)
+				return cli_usage(cli,
+						 "invalid cap \"%s\" (bytes, or with k, m or g: 512m, 2g)",
+						 argv[i + 1]);
+		} else {
+			return cli_usage(cli, "unknown argument \"%s\"",
+					 argv[i]);
+		}
+	}
+	if (!state && !cap)
+		return cli_usage(cli, "nothing to set: \"state\" or \"cap\"");
+
+	ret = cli_open(cli);
+	if (ret)
+		return ret;
+	ret = sacred_mem_set(cli->ctrl, id, state, cap, &info);
+	if (ret)
+		return cli_fail(cli, ret);
+	return mem_print_one(cli, &info);
+}
+
 static int mem_show_one(const struct sacred_mem_info *info, void *arg)
 {
 	mem_print(arg, info);
@@ -297,6 +353,7 @@ int cmd_memory(struct cli *cli, int argc, char **argv)
 		{ "add", mem_add },
 		{ "del", mem_del },
 		{ "delete", mem_del },
+		{ "set", mem_set },
 		{ "show", mem_show },
 		{ "list", mem_show },
 		{ "help", mem_help },

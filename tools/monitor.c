@@ -46,6 +46,7 @@ static void monitor_on_signal(int sig)
 static const char *const event_names[] = {
 	[SACRED_EVENT_MEM_NEW] = "mem new",
 	[SACRED_EVENT_MEM_DEL] = "mem del",
+	[SACRED_EVENT_MEM_SET] = "mem set",
 	[SACRED_EVENT_REGION_NEW] = "region new",
 	[SACRED_EVENT_REGION_DEL] = "region del",
 	[SACRED_EVENT_REGION_SET] = "region set",
@@ -61,7 +62,7 @@ static int monitor_help(struct cli *cli, int argc, char **argv)
 	       "       sacred monitor help\n"
 	       "where  MEM_ID  only the events of this memory instance\n"
 	       "Prints one line per event until interrupted (SIGINT, SIGTERM):\n"
-	       "[mem new|del] ID: ..., [region new|del|set] MEM_ID/ID: ...,\n"
+	       "[mem new|del|set] ID: ..., [region new|del|set] MEM_ID/ID: ...,\n"
 	       "[perm] or [perm refused] MEM_ID/ID: pid PID access ACCESS ...\n"
 	       "With -j, one JSON object per line, with an \"event\" key.\n");
 	return SACRED_EXIT_OK;
@@ -72,6 +73,7 @@ static uint32_t event_mem_id(const struct sacred_event *ev)
 	switch (ev->type) {
 	case SACRED_EVENT_MEM_NEW:
 	case SACRED_EVENT_MEM_DEL:
+	case SACRED_EVENT_MEM_SET:
 		return ev->mem.id;
 	case SACRED_EVENT_PERM:
 		return ev->perm.mem_id;
@@ -123,6 +125,7 @@ static void monitor_print(struct cli *cli, const struct sacred_event *ev)
 	switch (ev->type) {
 	case SACRED_EVENT_MEM_NEW:
 	case SACRED_EVENT_MEM_DEL:
+	case SACRED_EVENT_MEM_SET:
 		mem_print_body(cli, &ev->mem);
 		break;
 	case SACRED_EVENT_REGION_NEW:

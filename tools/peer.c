@@ -8,9 +8,7 @@
  * line of `sacred peer show` starts with. The kernel only dumps peers; a
  * single one is picked out of the dump here.
  */
-#include <errno.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "sacred.h"
 #include "json.h"
