@@ -80,7 +80,8 @@ struct sacred_slot {
  * @pending: slots holding requests not yet handled, in arrival order
  * @work: handles @pending
  * @release_work: tears the connection down
- * @fenced: completed once the QP is drained (sacred_conn_fence())
+ * @fenced: completed once the QP is drained (sacred_conn_fence_start())
+ * @drain_cqe: completion of the receive-queue drain marker
  * @inline_replies: the QP sends replies inline
  * @buf: receive buffers, then send buffers, SACRED_WIRE_MSG_MAX each
  * @dma: DMA address of @buf
@@ -96,6 +97,7 @@ struct sacred_conn {
 	struct work_struct work;
 	struct work_struct release_work;
 	struct completion fenced;
+	struct ib_cqe drain_cqe;
 	bool inline_replies;
 	u8 *buf;
 	u64 dma;
@@ -403,47 +405,92 @@ static void sacred_conn_work(struct work_struct *work)
 	}
 }
 
-/*
- * Drain the QP once; whoever comes second waits until it is drained. Both
- * the fence (under mem->lock) and the release work (without it) get here,
- * and neither waits for the other's lock. Returns true for the drainer.
- */
-static bool sacred_conn_drain(struct sacred_conn *conn)
+static void sacred_conn_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	if (test_and_set_bit(SACRED_CONN_FENCED, &conn->flags)) {
-		wait_for_completion(&conn->fenced);
-		return false;
-	}
-	ib_drain_qp(sacred_conn_qp(conn));
+	struct sacred_conn *conn =
+		container_of(wc->wr_cqe, struct sacred_conn, drain_cqe);
+
 	complete_all(&conn->fenced);
-	return true;
+}
+
+/**
+ * sacred_conn_fence_start() - start the fence of a connection
+ * @conn: the connection of a process whose access is being revoked
+ *
+ * Moves the QP to the error state and posts a marker on its receive
+ * queue; sacred_conn_fence_finish() waits for the marker's flush. On rxe
+ * the receive queue is flushed by the same responder task that places
+ * incoming RDMA data, one packet at a time and after checking the QP
+ * state: once the marker's flush completes, no packet of this QP is being
+ * placed and none will be (what ib_drain_rq() waits for, split in two so
+ * that several fences and registrations run at once). See
+ * Documentation/permission-switch.rst for the argument and for hardware.
+ *
+ * Only the first caller starts it; a fence and the release work may both
+ * get here, and the second one only waits for the first.
+ *
+ * Context: may be called with mem->lock held.
+ */
+void sacred_conn_fence_start(struct sacred_conn *conn)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_recv_wr wr = { .wr_cqe = &conn->drain_cqe };
+	struct ib_qp *qp = sacred_conn_qp(conn);
+
+	if (test_and_set_bit(SACRED_CONN_FENCED, &conn->flags))
+		return;
+	if (ib_modify_qp(qp, &attr, IB_QP_STATE) ||
+	    ib_post_recv(qp, &wr, NULL)) {
+		/* Cannot happen on a QP we own; fall back to the helper. */
+		pr_err_ratelimited("fence of process %u: QP refused the drain marker\n",
+				   conn->peer->process_id);
+		ib_drain_rq(qp);
+		complete_all(&conn->fenced);
+	}
+}
+
+/* Wait until the fence sacred_conn_fence_start() started is done. */
+static void sacred_conn_fence_wait(struct sacred_conn *conn)
+{
+	sacred_conn_fence_start(conn);
+	wait_for_completion(&conn->fenced);
+}
+
+/**
+ * sacred_conn_fence_finish() - finish a fence and give the connection up
+ * @conn: a connection sacred_conn_fence_start() was called on
+ *
+ * Waits for the drain, then detaches the connection from its peer, so the
+ * process can connect again at once, disconnects it and queues its
+ * release.
+ *
+ * Context: mem->lock held; sleeps.
+ */
+void sacred_conn_fence_finish(struct sacred_conn *conn)
+{
+	lockdep_assert_held(&conn->peer->mem->lock);
+	sacred_conn_fence_wait(conn);
+	if (conn->peer->conn == conn) {
+		conn->peer->fences++;
+		conn->peer->conn = NULL;
+	}
+	set_bit(SACRED_CONN_DEAD, &conn->flags);
+	rdma_disconnect(conn->cm_id);
+	sacred_conn_queue_release(conn);
 }
 
 /**
  * sacred_conn_fence() - stop every access of a connection, for good
- * @conn: the connection of a process whose access is being revoked
+ * @conn: the connection
  *
- * Moves the QP to the error state and waits until both its queues are
- * flushed (ib_drain_qp()). On rxe the receive-queue flush is done by the
- * same responder task that places incoming RDMA data, one packet at a
- * time and after checking the QP state: once the drain marker's flush
- * completes, no packet of this QP is being placed and none will be. See
- * Documentation/permission-switch.rst for the argument and for hardware.
- * The connection is then detached from its peer, so the process can
- * connect again at once, and released.
+ * sacred_conn_fence_start() and sacred_conn_fence_finish() in one.
  *
  * Context: mem->lock held; sleeps.
  */
 void sacred_conn_fence(struct sacred_conn *conn)
 {
-	lockdep_assert_held(&conn->peer->mem->lock);
-	if (sacred_conn_drain(conn))
-		conn->peer->fences++;
-	if (conn->peer->conn == conn)
-		conn->peer->conn = NULL;
-	set_bit(SACRED_CONN_DEAD, &conn->flags);
-	rdma_disconnect(conn->cm_id);
-	sacred_conn_queue_release(conn);
+	sacred_conn_fence_start(conn);
+	sacred_conn_fence_finish(conn);
 }
 
 static void sacred_conn_free(struct sacred_conn *conn)
@@ -468,7 +515,7 @@ static void sacred_conn_release_work(struct work_struct *work)
 	 * has a QP that may still be placing data (perm.c relies on it).
 	 */
 	rdma_disconnect(conn->cm_id);
-	sacred_conn_drain(conn);
+	sacred_conn_fence_wait(conn);
 
 	mutex_lock(&mem->lock);
 	if (conn->peer->conn == conn)
@@ -535,6 +582,7 @@ static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
 	INIT_WORK(&conn->work, sacred_conn_work);
 	INIT_WORK(&conn->release_work, sacred_conn_release_work);
 	init_completion(&conn->fenced);
+	conn->drain_cqe.done = sacred_conn_drain_done;
 	for (i = 0; i < SACRED_CREDITS; i++) {
 		conn->slot[i].conn = conn;
 		conn->slot[i].index = i;
@@ -552,8 +600,13 @@ static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
 		goto err_buf;
 
 	/* Replies, MR work requests and the drain marker; receives + marker. */
+	/*
+	 * Polled in softirq: every handler only queues work or completes,
+	 * and a completion that wakes a waiting request is one context
+	 * switch sooner than from a workqueue.
+	 */
 	conn->cq = ib_alloc_cq(ibdev, conn, 3 * SACRED_CREDITS + 8, 0,
-			       IB_POLL_WORKQUEUE);
+			       IB_POLL_SOFTIRQ);
 	if (IS_ERR(conn->cq)) {
 		ret = PTR_ERR(conn->cq);
 		goto err_unmap;

@@ -54,6 +54,10 @@
  *   3. if step 1 was flushed (V broke its QP first), the MR is replaced
  *      after the fence.
  *
+ * Losers are revoked together (sacred_perm_settle()): every invalidation
+ * in flight at once, then every fence, the requester's registration
+ * meanwhile - two rounds of waiting, whatever the number of losers.
+ *
  * A V that is not connected has no QP in its PD, so nothing can use its
  * key until it connects again, and by then the MR is replaced. A revoke
  * of the requester's own access is not fenced (its reply travels on that
@@ -85,21 +89,18 @@ static void sacred_wait_done(struct ib_cq *cq, struct ib_wc *wc)
 	complete(&w->done);
 }
 
-/* Post one signaled work request on @qp and wait for its completion. */
-static int sacred_post_wait(struct ib_qp *qp, struct ib_send_wr *wr)
+static void sacred_wait_init(struct sacred_wait *w)
 {
-	struct sacred_wait w = { .cqe.done = sacred_wait_done };
-	int ret;
+	w->cqe.done = sacred_wait_done;
+	w->status = IB_WC_GENERAL_ERR;
+	init_completion(&w->done);
+}
 
-	init_completion(&w.done);
-	wr->wr_cqe = &w.cqe;
-	wr->send_flags |= IB_SEND_SIGNALED;
-	ret = ib_post_send(qp, wr, NULL);
-	if (ret)
-		return ret;
-	/* Every posted WR completes: successfully or flushed. */
-	wait_for_completion(&w.done);
-	return w.status == IB_WC_SUCCESS ? 0 : -EIO;
+/* Wait for a posted work request: every one completes, or is flushed. */
+static int sacred_wait(struct sacred_wait *w)
+{
+	wait_for_completion(&w->done);
+	return w->status == IB_WC_SUCCESS ? 0 : -EIO;
 }
 
 static int ib_access_of(u32 access)
@@ -143,8 +144,9 @@ static void sacred_grant_put_mr(struct sacred_grant *grant)
 }
 
 /*
- * Replace the MR with a fresh, FREE one. The old one may be VALID: it is
- * only called when no QP of the peer can use it any more.
+ * Replace the MR with a fresh, FREE one. The old one may be VALID: only
+ * called when no QP of the peer that could still use it is running, or
+ * for the requester's own MR before its new registration.
  */
 static int sacred_grant_replace_mr(struct sacred_grant *grant)
 {
@@ -163,12 +165,33 @@ u32 sacred_grant_rkey(struct sacred_grant *grant)
 	return grant->access ? grant->mr->rkey : 0;
 }
 
-/* FREE -> VALID(@access), posted on @conn. */
-static int sacred_grant_register(struct sacred_grant *grant,
-				 struct sacred_conn *conn, u32 access)
+/* Post LOCAL_INV of @grant's MR on @conn, signaled to @w. */
+static int sacred_grant_post_inv(struct sacred_grant *grant,
+				 struct sacred_conn *conn,
+				 struct sacred_wait *w)
+{
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_LOCAL_INV,
+		.wr_cqe = &w->cqe,
+		.send_flags = IB_SEND_SIGNALED,
+		.ex.invalidate_rkey = grant->mr->rkey,
+	};
+
+	return ib_post_send(sacred_conn_qp(conn), &wr, NULL);
+}
+
+/*
+ * Post the registration of @grant's MR for @access on @conn, signaled to
+ * @w: one chain, LOCAL_INV first if the MR is VALID, then REG_MR with the
+ * next key.
+ */
+static int sacred_grant_post_reg(struct sacred_grant *grant,
+				 struct sacred_conn *conn, u32 access,
+				 struct sacred_wait *w)
 {
 	struct sacred_region *region = grant->region;
-	struct ib_reg_wr wr = {};
+	struct ib_send_wr inv = { .opcode = IB_WR_LOCAL_INV };
+	struct ib_reg_wr reg = {};
 	int n, ret;
 
 	if (!grant->mr || grant->regs >= SACRED_KEY_REGS_MAX) {
@@ -177,18 +200,32 @@ static int sacred_grant_register(struct sacred_grant *grant,
 			return ret;
 	}
 
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.wr.wr_cqe = &w->cqe;
+	reg.wr.send_flags = IB_SEND_SIGNALED;
+	if (grant->access) {
+		inv.ex.invalidate_rkey = grant->mr->rkey;
+		inv.next = &reg.wr;
+	}
+
 	n = ib_map_mr_sg_zbva(grant->mr, region->sgt.sgl, region->sgt.nents,
 			      NULL, region->mr_page_size);
 	if (n != region->sgt.nents)
 		return n < 0 ? n : -EINVAL;
 	ib_update_fast_reg_key(grant->mr, (u8)(grant->mr->rkey + 1));
 	grant->regs++;
+	reg.mr = grant->mr;
+	reg.key = grant->mr->rkey;
+	reg.access = ib_access_of(access);
 
-	wr.wr.opcode = IB_WR_REG_MR;
-	wr.mr = grant->mr;
-	wr.key = grant->mr->rkey;
-	wr.access = ib_access_of(access);
-	ret = sacred_post_wait(sacred_conn_qp(conn), &wr.wr);
+	return ib_post_send(sacred_conn_qp(conn),
+			    grant->access ? &inv : &reg.wr, NULL);
+}
+
+/* The end of a registration: VALID(@access), or a fresh MR on failure. */
+static int sacred_grant_reg_done(struct sacred_grant *grant, u32 access,
+				 int ret)
+{
 	if (ret) {
 		/* Unknown state: never reuse it. */
 		sacred_grant_replace_mr(grant);
@@ -198,42 +235,18 @@ static int sacred_grant_register(struct sacred_grant *grant,
 	return 0;
 }
 
-/* VALID -> FREE, posted on @conn; replaces the MR if that fails. */
-static int sacred_grant_invalidate(struct sacred_grant *grant,
-				   struct sacred_conn *conn)
+/* Register @grant for @access on @conn and wait for it. */
+static int sacred_grant_register(struct sacred_grant *grant,
+				 struct sacred_conn *conn, u32 access)
 {
-	struct ib_send_wr wr = {
-		.opcode = IB_WR_LOCAL_INV,
-		.ex.invalidate_rkey = grant->mr->rkey,
-	};
+	struct sacred_wait w;
+	int ret;
 
-	if (sacred_conn_usable(conn) &&
-	    !sacred_post_wait(sacred_conn_qp(conn), &wr)) {
-		grant->access = 0;
-		return 0;
-	}
-	return -EIO;
-}
-
-/*
- * Take away from @grant whatever is not in @keep, as the revoke guarantee
- * above says. The MR ends FREE (or gone); the access kept is registered
- * again when the process next attaches.
- */
-static void sacred_grant_revoke(struct sacred_grant *grant, u32 keep,
-				struct sacred_conn *via)
-{
-	struct sacred_conn *conn = sacred_peer_conn(grant->peer);
-	int inv;
-
-	if (!grant->access || !(grant->access & ~keep))
-		return;
-
-	inv = sacred_grant_invalidate(grant, conn);
-	if (conn && conn != via)
-		sacred_conn_fence(conn);
-	if (inv)
-		sacred_grant_replace_mr(grant);
+	sacred_wait_init(&w);
+	ret = sacred_grant_post_reg(grant, conn, access, &w);
+	if (!ret)
+		ret = sacred_wait(&w);
+	return sacred_grant_reg_done(grant, access, ret);
 }
 
 static struct sacred_grant *sacred_grant_lookup(struct sacred_mem *mem,
@@ -242,6 +255,35 @@ static struct sacred_grant *sacred_grant_lookup(struct sacred_mem *mem,
 	struct sacred_peer *peer = xa_load(&mem->peers, process_id);
 
 	return peer ? xa_load(&peer->grants, region_id) : NULL;
+}
+
+/* The grant of @peer on @region, created with its MR if it has none. */
+static struct sacred_grant *sacred_grant_get(struct sacred_peer *peer,
+					     struct sacred_region *region)
+{
+	struct sacred_grant *grant = xa_load(&peer->grants, region->id);
+	int ret;
+
+	if (grant)
+		return grant;
+	grant = kzalloc(sizeof(*grant), GFP_KERNEL);
+	if (!grant)
+		return ERR_PTR(-ENOMEM);
+	grant->peer = peer;
+	grant->region = region;
+	ret = sacred_grant_alloc_mr(grant);
+	if (ret)
+		goto err_free;
+	ret = xa_insert(&peer->grants, region->id, grant, GFP_KERNEL);
+	if (ret)
+		goto err_mr;
+	return grant;
+
+err_mr:
+	sacred_grant_put_mr(grant);
+err_free:
+	kfree(grant);
+	return ERR_PTR(ret);
 }
 
 /**
@@ -262,33 +304,127 @@ void sacred_grant_free(struct sacred_grant *grant)
 	kfree(grant);
 }
 
-/*
- * Apply the @next of every ACL entry: first take away what a process loses
- * (fencing it), then set @cur; then register the requester's new access on
- * its own connection. Bumps the epoch.
+/**
+ * struct sacred_op - one loser's revocation in flight
+ * @w: completion of the LOCAL_INV on the loser's QP
+ * @grant: the loser's grant
+ * @fence: the loser's connection, to fence; NULL if none (or the
+ *	requester's own)
+ * @invalidated: the LOCAL_INV was posted and completed successfully
  */
-static int sacred_perm_apply(struct sacred_region *region,
-			     struct sacred_conn *via, u32 requester)
-{
-	struct sacred_mem *mem = region->mem;
-	struct sacred_acl_entry *e;
+struct sacred_op {
+	struct sacred_wait w;
 	struct sacred_grant *grant;
+	struct sacred_conn *fence;
+	bool invalidated;
+};
+
+/*
+ * Apply a decided change: take away what every ACL member loses (@cur bits
+ * not in @next) as the revoke guarantee says, and register @reg's new
+ * @reg_access on @via. The verbs work of all processes runs together:
+ *
+ *   round 1: LOCAL_INV of every loser's MR, each on its own QP;
+ *   round 2: the fence of every loser's connection (but @via) and,
+ *            meanwhile, @reg's registration on @via (chained after the
+ *            invalidation of its old key);
+ *
+ * then a loser's MR whose invalidation did not complete is replaced. The
+ * requester's new key is valid only once every loser's key is dead, and the
+ * reply (posted by the caller after this returns) follows every fence.
+ * @ops has room for one entry per ACL member.
+ */
+static int sacred_perm_settle(struct sacred_region *region,
+			      struct sacred_op *ops, struct sacred_conn *via,
+			      struct sacred_grant *reg, u32 reg_access)
+{
+	struct sacred_acl_entry *e;
+	struct sacred_wait reg_w;
+	unsigned int n = 0, i;
 	unsigned long pid;
+	int ret = 0;
 
 	xa_for_each(&region->acl, pid, e) {
+		struct sacred_grant *grant;
+		struct sacred_conn *conn;
+		struct sacred_op *op;
+
 		if (!(e->cur & ~e->next))
 			continue;
-		grant = sacred_grant_lookup(mem, pid, region->id);
-		if (grant)
-			sacred_grant_revoke(grant, e->next, via);
+		grant = sacred_grant_lookup(region->mem, pid, region->id);
+		if (!grant || grant == reg || !grant->access ||
+		    !(grant->access & ~e->next))
+			continue;
+		op = &ops[n++];
+		op->grant = grant;
+		op->fence = NULL;
+		sacred_wait_init(&op->w);
+		conn = sacred_peer_conn(grant->peer);
+		op->invalidated = sacred_conn_usable(conn) &&
+				  !sacred_grant_post_inv(grant, conn, &op->w);
+		if (conn && conn != via)
+			op->fence = conn;
 	}
+	for (i = 0; i < n; i++)
+		if (ops[i].invalidated && sacred_wait(&ops[i].w))
+			ops[i].invalidated = false;
+
+	for (i = 0; i < n; i++)
+		if (ops[i].fence)
+			sacred_conn_fence_start(ops[i].fence);
+	if (reg) {
+		sacred_wait_init(&reg_w);
+		ret = sacred_grant_post_reg(reg, via, reg_access, &reg_w);
+	}
+	for (i = 0; i < n; i++)
+		if (ops[i].fence)
+			sacred_conn_fence_finish(ops[i].fence);
+
+	for (i = 0; i < n; i++) {
+		if (ops[i].invalidated)
+			ops[i].grant->access = 0;
+		else
+			sacred_grant_replace_mr(ops[i].grant);
+	}
+	if (reg) {
+		if (!ret)
+			ret = sacred_wait(&reg_w);
+		ret = sacred_grant_reg_done(reg, reg_access, ret);
+	}
+	return ret;
+}
+
+/*
+ * Apply the @next of every ACL entry, then make it @cur and bump the
+ * epoch. The requester's new access is registered on @via.
+ */
+static int sacred_perm_apply(struct sacred_region *region,
+			     struct sacred_op *ops, struct sacred_conn *via,
+			     u32 requester)
+{
+	struct sacred_grant *reg = NULL;
+	struct sacred_acl_entry *e;
+	unsigned long pid;
+	u32 access = 0;
+	int ret;
+
+	e = via ? xa_load(&region->acl, requester) : NULL;
+	if (e && e->next) {
+		reg = sacred_grant_get(sacred_conn_peer(via), region);
+		if (IS_ERR(reg))
+			reg = NULL;	/* registered at its next attach */
+		else if (reg->access == e->next)
+			reg = NULL;
+		else
+			access = e->next;
+	}
+
+	ret = sacred_perm_settle(region, ops, via, reg, access);
+
 	xa_for_each(&region->acl, pid, e)
 		e->cur = e->next;
 	region->epoch++;
-
-	if (!via)
-		return 0;
-	return sacred_perm_attach(sacred_conn_peer(via), region, via, &grant);
+	return ret;
 }
 
 /**
@@ -309,14 +445,19 @@ static int sacred_perm_apply(struct sacred_region *region,
 int sacred_perm_change(struct sacred_region *region,
 		       const struct sacred_perm_change *chg, u32 *reason)
 {
+	struct sacred_op *ops;
 	int ret = 0;
 
 	lockdep_assert_held(&region->mem->lock);
 
+	ops = kcalloc(region->nr_acl + 1, sizeof(*ops), GFP_KERNEL);
+	if (!ops)
+		return -ENOMEM;
 	*reason = sacred_policy_decide(region, chg);
 	if (!*reason)
-		ret = sacred_perm_apply(region, chg->via, chg->requester);
+		ret = sacred_perm_apply(region, ops, chg->via, chg->requester);
 	sacred_nl_notify_perm(region, chg, *reason);
+	kfree(ops);
 	return ret;
 }
 
@@ -341,39 +482,16 @@ int sacred_perm_attach(struct sacred_peer *peer, struct sacred_region *region,
 	if (!e || !e->cur)
 		return 0;
 
-	grant = xa_load(&peer->grants, region->id);
-	if (!grant) {
-		grant = kzalloc(sizeof(*grant), GFP_KERNEL);
-		if (!grant)
-			return -ENOMEM;
-		grant->peer = peer;
-		grant->region = region;
-		ret = sacred_grant_alloc_mr(grant);
-		if (ret)
-			goto err_free;
-		ret = xa_insert(&peer->grants, region->id, grant, GFP_KERNEL);
-		if (ret)
-			goto err_mr;
-	}
-
+	grant = sacred_grant_get(peer, region);
+	if (IS_ERR(grant))
+		return PTR_ERR(grant);
 	if (grant->access != e->cur) {
-		if (grant->access && sacred_grant_invalidate(grant, via)) {
-			ret = sacred_grant_replace_mr(grant);
-			if (ret)
-				return ret;
-		}
 		ret = sacred_grant_register(grant, via, e->cur);
 		if (ret)
 			return ret;
 	}
 	*grantp = grant;
 	return 0;
-
-err_mr:
-	sacred_grant_put_mr(grant);
-err_free:
-	kfree(grant);
-	return ret;
 }
 
 /**
@@ -394,15 +512,16 @@ err_free:
 int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 			struct netlink_ext_ack *extack)
 {
-	const struct sacred_policy_ops *ops = sacred_policy(region->policy);
+	const struct sacred_policy_ops *pol = sacred_policy(region->policy);
 	struct sacred_acl_entry *e, *old;
+	struct sacred_op *ops;
 	unsigned long pid;
 	int writers = 0;
 
 	xa_for_each(acl, pid, e) {
 		old = xa_load(&region->acl, pid);
 		if (region->policy == SACRED_POLICY_STATIC || !old)
-			e->cur = ops->initial(e->max);
+			e->cur = pol->initial(e->max);
 		else
 			e->cur = old->cur & e->max;
 		if (e->max & SACRED_ACCESS_WRITE)
@@ -414,6 +533,9 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 	}
 
 	/* Room for the newcomers first: past this point nothing fails. */
+	ops = kcalloc(region->nr_acl + 1, sizeof(*ops), GFP_KERNEL);
+	if (!ops)
+		return -ENOMEM;
 	xa_for_each(acl, pid, e) {
 		if (xa_load(&region->acl, pid))
 			continue;
@@ -421,6 +543,7 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 			xa_for_each(acl, pid, e)
 				if (!xa_load(&region->acl, pid))
 					xa_release(&region->acl, pid);
+			kfree(ops);
 			return -ENOMEM;
 		}
 	}
@@ -430,15 +553,8 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 		e = xa_load(acl, pid);
 		old->next = e ? e->cur : 0;
 	}
-	xa_for_each(&region->acl, pid, old) {
-		struct sacred_grant *grant;
-
-		if (!(old->cur & ~old->next))
-			continue;
-		grant = sacred_grant_lookup(region->mem, pid, region->id);
-		if (grant)
-			sacred_grant_revoke(grant, old->next, NULL);
-	}
+	sacred_perm_settle(region, ops, NULL, NULL, 0);
+	kfree(ops);
 
 	/* Install: members that leave go, the others take their new entry. */
 	xa_for_each(&region->acl, pid, old) {

@@ -231,6 +231,8 @@ bool sacred_conn_usable(struct sacred_conn *conn);
 struct sacred_peer *sacred_conn_peer(struct sacred_conn *conn);
 struct ib_qp *sacred_conn_qp(struct sacred_conn *conn);
 void sacred_conn_fence(struct sacred_conn *conn);
+void sacred_conn_fence_start(struct sacred_conn *conn);
+void sacred_conn_fence_finish(struct sacred_conn *conn);
 struct sacred_peer *sacred_peer_get(struct sacred_mem *mem, u32 process_id,
 				    bool create);
 void sacred_mem_peers_shutdown(struct sacred_mem *mem);
