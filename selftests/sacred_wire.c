@@ -28,7 +28,8 @@ struct raw {
 	bool connected;
 	struct ibv_mr *rmr, *smr;
 	char rbuf[NRECV][MSGSZ];
-	char sbuf[MSGSZ];
+	/* One per request in flight: a posted send is read later. */
+	char sbuf[NRECV][MSGSZ];
 };
 
 FIXTURE(wire) {
@@ -146,8 +147,8 @@ static int raw_send(struct raw *raw, const void *msg, size_t len)
 {
 	struct ibv_wc wc;
 
-	memcpy(raw->sbuf, msg, len);
-	if (rdma_post_send(raw->id, NULL, raw->sbuf, len, raw->smr, 0))
+	memcpy(raw->sbuf[0], msg, len);
+	if (rdma_post_send(raw->id, NULL, raw->sbuf[0], len, raw->smr, 0))
 		return -errno;
 	if (rdma_get_send_comp(raw->id, &wc) <= 0)
 		return -errno;
@@ -312,9 +313,9 @@ TEST_F(wire, more_requests_than_credits_are_all_answered_in_order)
 	for (i = 0; i < NRECV; i++) {
 		struct sacred_wire_req req = attach_req(self->region, 100 + i);
 
-		memcpy(self->raw.sbuf + 0, &req, sizeof(req));
+		memcpy(self->raw.sbuf[i], &req, sizeof(req));
 		ASSERT_EQ(0, rdma_post_send(self->raw.id, NULL,
-					    self->raw.sbuf, sizeof(req),
+					    self->raw.sbuf[i], sizeof(req),
 					    self->raw.smr, 0));
 	}
 	for (i = 0; i < NRECV; i++) {
