@@ -21,7 +21,7 @@
  *     word process 3 sees with an epoch below E is a violation.
  * Words with an epoch above E are the writer's, after it took write back.
  *
- * SACRED_REVOKE_TRIALS sets the number of revokes per size (default 300;
+ * SACRED_REVOKE_TRIALS sets the number of revokes per size (default 1000;
  * the soak runs of the faults issue use 10^5).
  */
 #include <errno.h>
@@ -218,7 +218,7 @@ TEST_F_TIMEOUT(revoke, no_write_lands_after_the_revoke_reply, 600)
 {
 	static uint64_t s0[MAXSZ / 8], s1[MAXSZ / 8], mark[MAXSZ / 8];
 	const char *env = getenv("SACRED_REVOKE_TRIALS");
-	int trials = env ? atoi(env) : 300;
+	int trials = env ? atoi(env) : 1000;
 	struct sacred_conn *p2 = NULL, *p3 = NULL;
 	size_t n = variant->size / 8, i;
 	int t, checked = 0, marked = 0, violations = 0;
