@@ -32,6 +32,26 @@ enum sacred_nl_mcgrp {
 
 static struct genl_family sacred_nl_family;
 
+/*
+ * An optional id attribute of a *_NEW command: absent means "the lowest
+ * free one" (U32_MAX inside the module), so U32_MAX itself is reserved.
+ */
+static int sacred_nl_opt_id(struct genl_info *info, int type, u32 *id)
+{
+	struct nlattr *attr = info->attrs[type];
+
+	*id = U32_MAX;
+	if (!attr)
+		return 0;
+	*id = nla_get_u32(attr);
+	if (*id == U32_MAX) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "id 0xffffffff is reserved");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------- devices */
 
 static int sacred_nl_port_fill(struct sk_buff *skb, struct ib_device *ibdev,
@@ -313,7 +333,7 @@ static int sacred_nl_mem_new_doit(struct sk_buff *skb, struct genl_info *info)
 	struct sacred_dev *sdev;
 	struct sacred_mem *mem;
 	u64 mem_cap = SACRED_MEM_CAP_DEFAULT;
-	u32 id = U32_MAX, port = 1;
+	u32 id, port = 1;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, SACRED_ATTR_DEV_NAME)) {
@@ -325,15 +345,9 @@ static int sacred_nl_mem_new_doit(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	}
 
-	if (info->attrs[SACRED_ATTR_MEM_ID]) {
-		id = nla_get_u32(info->attrs[SACRED_ATTR_MEM_ID]);
-		if (id == U32_MAX) {
-			NL_SET_ERR_MSG_ATTR(info->extack,
-					    info->attrs[SACRED_ATTR_MEM_ID],
-					    "memory instance id 0xffffffff is reserved");
-			return -EINVAL;
-		}
-	}
+	ret = sacred_nl_opt_id(info, SACRED_ATTR_MEM_ID, &id);
+	if (ret)
+		return ret;
 	if (info->attrs[SACRED_ATTR_PORT_INDEX])
 		port = nla_get_u32(info->attrs[SACRED_ATTR_PORT_INDEX]);
 	if (info->attrs[SACRED_ATTR_MEM_MEM_CAP])
@@ -640,22 +654,16 @@ static int sacred_nl_region_new_doit(struct sk_buff *skb,
 	u8 policy = SACRED_POLICY_STATIC;
 	struct sacred_region *region;
 	struct sacred_mem *mem;
-	u32 id = U32_MAX;
+	u32 id;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, SACRED_ATTR_REGION_SIZE)) {
 		GENL_SET_ERR_MSG(info, "REGION_SIZE is required");
 		return -EINVAL;
 	}
-	if (info->attrs[SACRED_ATTR_REGION_ID]) {
-		id = nla_get_u32(info->attrs[SACRED_ATTR_REGION_ID]);
-		if (id == U32_MAX) {
-			NL_SET_ERR_MSG_ATTR(info->extack,
-					    info->attrs[SACRED_ATTR_REGION_ID],
-					    "region id 0xffffffff is reserved");
-			return -EINVAL;
-		}
-	}
+	ret = sacred_nl_opt_id(info, SACRED_ATTR_REGION_ID, &id);
+	if (ret)
+		return ret;
 	if (info->attrs[SACRED_ATTR_REGION_POLICY])
 		policy = nla_get_u8(info->attrs[SACRED_ATTR_REGION_POLICY]);
 

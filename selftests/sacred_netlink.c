@@ -167,6 +167,16 @@ TEST_F(nl, mem_new_with_port_out_of_range_is_refused)
 	EXPECT_NE(0, self->nl.errmsg[0]);
 }
 
+TEST_F(nl, reserved_id_is_refused)
+{
+	nlraw_start(&self->nl, self->nl.family, SACRED_CMD_MEM_NEW, 0, 1);
+	nlraw_put_str(&self->nl, SACRED_ATTR_DEV_NAME, self->dev);
+	nlraw_put_u16(&self->nl, SACRED_ATTR_MEM_PORT, 0);
+	nlraw_put_u32(&self->nl, SACRED_ATTR_MEM_ID, 0xffffffff);
+	EXPECT_EQ(-EINVAL, nlraw_xfer(&self->nl));
+	EXPECT_STREQ("id 0xffffffff is reserved", self->nl.errmsg);
+}
+
 TEST_F(nl, mem_del_unknown_is_enoent_with_message)
 {
 	nlraw_start(&self->nl, self->nl.family, SACRED_CMD_MEM_DEL, 0, 1);
