@@ -35,7 +35,7 @@ NL_LIBS	  := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
 CFLAGS	?= -O2 -g
 CFLAGS	+= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 	   -Iinclude/uapi -Ilib -Itools $(NL_CFLAGS)
-LDLIBS	+= $(NL_LIBS) -lrdmacm -libverbs
+LDLIBS	+= $(NL_LIBS) -lrdmacm -libverbs -lsodium
 
 # Kernel files used at build time only, extracted from linux-source-6.1;
 # none of them is committed.

@@ -134,6 +134,8 @@ err_destroy:
  *	RoCE v2 IPv4 address
  * @cm_port: rdma_cm port (host order); 0 lets rdma_cm pick one
  * @mem_cap: bytes of region memory the instance may allocate
+ * @key: master key (already checked: SACRED_KEY_MIN..MAX bytes), or NULL
+ * @key_len: bytes in @key
  * @extack: where to explain a failure
  * @memp: the new instance on success
  *
@@ -142,6 +144,7 @@ err_destroy:
  */
 int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
 		      const struct sockaddr *addr, u16 cm_port, u64 mem_cap,
+		      const void *key, unsigned int key_len,
 		      struct netlink_ext_ack *extack, struct sacred_mem **memp)
 {
 	struct sacred_mem *mem;
@@ -162,6 +165,11 @@ int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
 	mem->state = SACRED_MEM_UP;
 	mem->mem_cap = mem_cap;
 	mutex_init(&mem->lock);
+	/* Before the listener exists: no process ever gets in unproven. */
+	if (key) {
+		memcpy(mem->key, key, key_len);
+		mem->key_len = key_len;
+	}
 	xa_init_flags(&mem->regions, XA_FLAGS_ALLOC);
 	xa_init(&mem->peers);
 
@@ -210,7 +218,7 @@ int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
 err_erase:
 	xa_erase(&sacred_mems, mem->id);
 err_free:
-	kfree(mem);
+	kfree_sensitive(mem);
 	return ret;
 }
 
@@ -274,6 +282,7 @@ void sacred_mem_destroy(struct sacred_mem *mem)
 	sacred_region_destroy_all(mem);
 	xa_destroy(&mem->regions);
 	sacred_mem_peers_free(mem);
+	memzero_explicit(mem->key, sizeof(mem->key));
 	xa_erase(&sacred_mems, mem->id);
 	sacred_mem_gen++;
 	kfree(mem);

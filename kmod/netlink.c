@@ -269,7 +269,8 @@ static int sacred_nl_mem_fill(struct sk_buff *skb, struct sacred_mem *mem,
 			      SACRED_ATTR_PAD) ||
 	    nla_put_u64_64bit(skb, SACRED_ATTR_MEM_MEM_USED, mem->mem_used,
 			      SACRED_ATTR_PAD) ||
-	    nla_put_u32(skb, SACRED_ATTR_MEM_NR_REGIONS, mem->nr_regions)) {
+	    nla_put_u32(skb, SACRED_ATTR_MEM_NR_REGIONS, mem->nr_regions) ||
+	    nla_put_u8(skb, SACRED_ATTR_MEM_KEYED, !!mem->key_len)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -327,6 +328,7 @@ static int sacred_nl_mem_reply(struct sacred_mem *mem, u8 cmd,
 
 static int sacred_nl_mem_new_doit(struct sk_buff *skb, struct genl_info *info)
 {
+	struct nlattr *key = info->attrs[SACRED_ATTR_MEM_KEY];
 	struct nlattr *addr_attr = info->attrs[SACRED_ATTR_MEM_ADDR];
 	struct sockaddr_storage ss = {};
 	struct sockaddr *addr = NULL;
@@ -352,6 +354,12 @@ static int sacred_nl_mem_new_doit(struct sk_buff *skb, struct genl_info *info)
 		port = nla_get_u32(info->attrs[SACRED_ATTR_PORT_INDEX]);
 	if (info->attrs[SACRED_ATTR_MEM_MEM_CAP])
 		mem_cap = nla_get_u64(info->attrs[SACRED_ATTR_MEM_MEM_CAP]);
+	if (key && (nla_len(key) < SACRED_KEY_MIN ||
+		    nla_len(key) > SACRED_KEY_MAX)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, key,
+				    "key must be 16 to 64 bytes");
+		return -EINVAL;
+	}
 
 	if (addr_attr) {
 		if (nla_len(addr_attr) == sizeof(struct in_addr)) {
@@ -385,7 +393,8 @@ static int sacred_nl_mem_new_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	ret = sacred_mem_create(sdev, port, id, addr,
 				nla_get_u16(info->attrs[SACRED_ATTR_MEM_PORT]),
-				mem_cap, info->extack, &mem);
+				mem_cap, key ? nla_data(key) : NULL,
+				key ? nla_len(key) : 0, info->extack, &mem);
 	if (ret)
 		goto out_unlock;
 
@@ -437,11 +446,19 @@ static int sacred_nl_mem_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *state = info->attrs[SACRED_ATTR_MEM_STATE];
 	struct nlattr *cap = info->attrs[SACRED_ATTR_MEM_MEM_CAP];
+	struct nlattr *key = info->attrs[SACRED_ATTR_MEM_KEY];
 	struct sacred_mem *mem;
 	int ret = 0;
 
-	if (!state && !cap) {
-		GENL_SET_ERR_MSG(info, "nothing to set: MEM_STATE or MEM_MEM_CAP");
+	if (!state && !cap && !key) {
+		GENL_SET_ERR_MSG(info,
+				 "nothing to set: MEM_STATE, MEM_MEM_CAP or MEM_KEY");
+		return -EINVAL;
+	}
+	if (key && nla_len(key) &&
+	    (nla_len(key) < SACRED_KEY_MIN || nla_len(key) > SACRED_KEY_MAX)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, key,
+				    "key must be 16 to 64 bytes, or empty for none");
 		return -EINVAL;
 	}
 
@@ -465,6 +482,9 @@ static int sacred_nl_mem_set_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (cap)
 		mem->mem_cap = nla_get_u64(cap);
+	if (key)
+		sacred_mem_set_key(mem, nla_len(key) ? nla_data(key) : NULL,
+				   nla_len(key));
 	sacred_nl_notify_mem(mem, SACRED_CMD_MEM_SET);
 	sacred_nl_mem_reply(mem, SACRED_CMD_MEM_SET, info);
 out_unlock:
@@ -1132,6 +1152,7 @@ static const struct nla_policy sacred_mem_new_policy[SACRED_ATTR_MAX + 1] = {
 				     .len = sizeof(struct in6_addr) },
 	[SACRED_ATTR_MEM_PORT]	 = { .type = NLA_U16 },
 	[SACRED_ATTR_MEM_MEM_CAP] = { .type = NLA_U64 },
+	[SACRED_ATTR_MEM_KEY]	 = { .type = NLA_BINARY, .len = SACRED_KEY_MAX },
 };
 
 static const struct nla_policy sacred_mem_set_policy[SACRED_ATTR_MAX + 1] = {
@@ -1139,6 +1160,7 @@ static const struct nla_policy sacred_mem_set_policy[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_MEM_STATE]	  = NLA_POLICY_RANGE(NLA_U8, SACRED_MEM_UP,
 						     SACRED_MEM_DOWN),
 	[SACRED_ATTR_MEM_MEM_CAP] = { .type = NLA_U64 },
+	[SACRED_ATTR_MEM_KEY]	  = { .type = NLA_BINARY, .len = SACRED_KEY_MAX },
 };
 
 static const struct nla_policy sacred_mem_id_policy[SACRED_ATTR_MAX + 1] = {

@@ -742,27 +742,42 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 				struct rdma_cm_event *event)
 {
 	const struct rdma_conn_param *param = &event->param.conn;
-	const struct sacred_wire_conn_req *req = param->private_data;
+	struct sacred_wire_conn_req req = {};
 	struct ib_device *ibdev = mem->sdev->ibdev;
 	struct sacred_wire_conn_rep rep = {};
 	struct rdma_conn_param accept = {};
 	struct sacred_peer *peer;
 	struct sacred_conn *conn;
+	u32 pid;
 	int ret;
 
-	if (!req || param->private_data_len < sizeof(*req))
+	/* Shorter private data (iWARP) is read as padded with zeros. */
+	if (!param->private_data ||
+	    param->private_data_len < offsetof(typeof(req), counter))
 		return sacred_peer_reject(cm_id, SACRED_REJ_MALFORMED);
-	if (le16_to_cpu(req->version) != SACRED_WIRE_VERSION)
+	memcpy(&req, param->private_data,
+	       min_t(size_t, param->private_data_len, sizeof(req)));
+	if (le16_to_cpu(req.version) != SACRED_WIRE_VERSION)
 		return sacred_peer_reject(cm_id, SACRED_REJ_VERSION);
-	if (req->flags || req->reserved[0] || req->reserved[1])
+	if ((le16_to_cpu(req.flags) & ~SACRED_CONN_F_PROOF) ||
+	    req.reserved[0] || req.reserved[1])
 		return sacred_peer_reject(cm_id, SACRED_REJ_MALFORMED);
+	pid = le32_to_cpu(req.process_id);
 
 	mutex_lock(&mem->lock);
 	if (mem->state != SACRED_MEM_UP) {
 		mutex_unlock(&mem->lock);
 		return sacred_peer_reject(cm_id, SACRED_REJ_DOWN);
 	}
-	peer = sacred_peer_get(mem, le32_to_cpu(req->process_id), true);
+	/* Proven before anything is allocated for the process. */
+	if (mem->key_len) {
+		peer = sacred_peer_get(mem, pid, false);
+		if (!sacred_auth_check(mem, &req, peer ? peer->last_counter : 0)) {
+			mutex_unlock(&mem->lock);
+			return sacred_peer_reject(cm_id, SACRED_REJ_AUTH);
+		}
+	}
+	peer = sacred_peer_get(mem, pid, true);
 	if (IS_ERR(peer)) {
 		mutex_unlock(&mem->lock);
 		return sacred_peer_reject(cm_id, SACRED_REJ_RESOURCES);
@@ -771,6 +786,8 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 		mutex_unlock(&mem->lock);
 		return sacred_peer_reject(cm_id, SACRED_REJ_DUPLICATE);
 	}
+	if (mem->key_len)
+		peer->last_counter = le64_to_cpu(req.counter);
 	conn = sacred_conn_create(peer, cm_id);
 	if (IS_ERR(conn)) {
 		mutex_unlock(&mem->lock);

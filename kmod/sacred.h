@@ -64,6 +64,8 @@ struct sacred_dev {
  * @mem_cap: bytes of region memory the instance may allocate
  * @mem_used: bytes of region memory allocated
  * @nr_regions: number of regions
+ * @key: master key (auth.c), @key_len bytes; none when @key_len is 0
+ * @key_len: bytes in @key
  * @lock: see the locking rules above
  * @peers: processes known to the instance, by process id (under @lock)
  */
@@ -78,6 +80,8 @@ struct sacred_mem {
 	u64 mem_cap;
 	u64 mem_used;
 	u32 nr_regions;
+	u8 key[SACRED_KEY_MAX];
+	u32 key_len;
 	struct mutex lock;	/* see "Locking" above */
 	struct xarray peers;
 };
@@ -142,6 +146,7 @@ struct sacred_conn;
  * @refused: requests refused by a policy
  * @fences: times its connection was fenced
  * @connects: connections accepted
+ * @last_counter: highest proof counter accepted (instances with a key)
  */
 struct sacred_peer {
 	struct sacred_mem *mem;
@@ -154,6 +159,7 @@ struct sacred_peer {
 	u64 refused;
 	u64 fences;
 	u64 connects;
+	u64 last_counter;
 };
 
 /**
@@ -201,6 +207,7 @@ extern unsigned int sacred_dev_gen;
 /* mem.c */
 int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
 		      const struct sockaddr *addr, u16 cm_port, u64 mem_cap,
+		      const void *key, unsigned int key_len,
 		      struct netlink_ext_ack *extack, struct sacred_mem **memp);
 void sacred_mem_destroy(struct sacred_mem *mem);
 int sacred_mem_set_state(struct sacred_mem *mem, u8 state,
@@ -220,6 +227,12 @@ struct sacred_region *sacred_region_find(struct sacred_mem *mem, u32 id);
 struct sacred_region *sacred_region_next(struct sacred_mem *mem, u32 *id);
 void sacred_region_destroy_all(struct sacred_mem *mem);
 extern unsigned int sacred_region_gen;
+
+/* auth.c */
+int sacred_mem_set_key(struct sacred_mem *mem, const void *key,
+		       unsigned int len);
+bool sacred_auth_check(struct sacred_mem *mem,
+		       const struct sacred_wire_conn_req *req, u64 last);
 
 /* peer.c */
 int sacred_peer_connect_request(struct sacred_mem *mem,

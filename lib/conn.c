@@ -71,6 +71,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include <sodium.h>
+
 #include "sacred.h"
 
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
@@ -154,6 +156,9 @@ struct sacred_conn {
 	uint32_t process_id;
 	int timeout_ms;
 	size_t bounce_size;
+	uint8_t key[SACRED_MAC_LEN];
+	bool keyed;
+	uint64_t counter;
 
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
@@ -463,6 +468,12 @@ static int conn_rejected(struct sacred_conn *conn,
 	case SACRED_REJ_DOWN:
 		return conn_fail(conn, -ECONNREFUSED,
 				 "connect: the instance is down");
+	case SACRED_REJ_AUTH:
+		return conn_fail(conn, -EACCES,
+				 conn->keyed ?
+				 "connect: the instance refused our proof of process %u's key" :
+				 "connect: the instance wants a key for process %u",
+				 conn->process_id);
 	default:
 		return conn_fail(conn, -ECONNREFUSED,
 				 "connect: rejected, reason %u",
@@ -802,6 +813,41 @@ static int conn_accepted(struct sacred_conn *conn, const void *pdata,
 }
 
 /*
+ * Prove the process's key in @req (uapi "Identity"): a counter above every
+ * one used before - nanoseconds of the real-time clock, so it also grows
+ * across restarts - and the HMAC over it.
+ */
+static void conn_prove(struct sacred_conn *conn,
+		       struct sacred_wire_conn_req *req)
+{
+	static const char label[] = SACRED_CONNECT_LABEL;
+	crypto_auth_hmacsha256_state st;
+	struct timespec ts;
+	uint64_t c;
+	struct {
+		uint32_t process_id;
+		uint64_t counter;
+	} __attribute__((packed)) msg;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c = (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+	if (c <= conn->counter)
+		c = conn->counter + 1;
+	conn->counter = c;
+
+	msg.process_id = htole32(conn->process_id);
+	msg.counter = htole64(c);
+	req->flags = htole16(SACRED_CONN_F_PROOF);
+	req->counter = msg.counter;
+	crypto_auth_hmacsha256_init(&st, conn->key, sizeof(conn->key));
+	crypto_auth_hmacsha256_update(&st, (const void *)label,
+				      sizeof(label) - 1);
+	crypto_auth_hmacsha256_update(&st, (const void *)&msg, sizeof(msg));
+	crypto_auth_hmacsha256_final(&st, req->mac);
+	sodium_memzero(&st, sizeof(st));
+}
+
+/*
  * One connection attempt; on failure nothing of it is left but @conn's
  * device objects. A zero *@deadline is set once the rdma_cm channel is
  * open: the first channel of a process initializes librdmacm, which loads
@@ -823,6 +869,9 @@ static int conn_connect_once(struct sacred_conn *conn, uint64_t *deadlinep)
 	uint64_t deadline;
 	size_t len;
 	int ret;
+
+	if (conn->keyed)
+		conn_prove(conn, &req);
 
 	ret = conn_cm_open(conn);
 	if (ret)
@@ -1374,6 +1423,10 @@ int sacred_conn_create(const struct sacred_conn_attr *attr,
 		return -ENOMEM;
 	memcpy(&conn->addr, attr->addr, salen);
 	conn->process_id = attr->process_id;
+	if (attr->key) {
+		memcpy(conn->key, attr->key, sizeof(conn->key));
+		conn->keyed = true;
+	}
 	conn->timeout_ms = attr->timeout_ms ?: CONN_TIMEOUT_MS_DEFAULT;
 	conn->bounce_size = attr->bounce_size ?: CONN_BOUNCE_DEFAULT;
 	page = sysconf(_SC_PAGESIZE);
@@ -1844,4 +1897,22 @@ int sacred_faa(struct sacred_conn *conn, uint32_t region_id, uint64_t offset,
 {
 	return conn_atomic(conn, IBV_WR_ATOMIC_FETCH_AND_ADD, "FAA", region_id,
 			   offset, add, 0, old);
+}
+
+int sacred_process_key(const void *master, size_t len, uint32_t process_id,
+		       uint8_t *key)
+{
+	static const char label[] = SACRED_PROCESS_KEY_LABEL;
+	crypto_auth_hmacsha256_state st;
+	uint32_t pid = htole32(process_id);
+
+	if (!master || !key || len < SACRED_KEY_MIN || len > SACRED_KEY_MAX)
+		return -EINVAL;
+	crypto_auth_hmacsha256_init(&st, master, len);
+	crypto_auth_hmacsha256_update(&st, (const void *)label,
+				      sizeof(label) - 1);
+	crypto_auth_hmacsha256_update(&st, (const void *)&pid, sizeof(pid));
+	crypto_auth_hmacsha256_final(&st, key);
+	sodium_memzero(&st, sizeof(st));
+	return 0;
 }

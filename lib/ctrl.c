@@ -173,6 +173,7 @@ static const struct nla_policy sacred_policy[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_PEER_FENCES] = { .type = NLA_U64 },
 	[SACRED_ATTR_PEER_CONNECTS] = { .type = NLA_U64 },
 	[SACRED_ATTR_PEER_MRS] = { .type = NLA_U32 },
+	[SACRED_ATTR_MEM_KEYED] = { .type = NLA_U8 },
 };
 
 static const char *const sacred_attr_names[SACRED_ATTR_MAX + 1] = {
@@ -215,6 +216,8 @@ static const char *const sacred_attr_names[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_PEER_FENCES] = "PEER_FENCES",
 	[SACRED_ATTR_PEER_CONNECTS] = "PEER_CONNECTS",
 	[SACRED_ATTR_PEER_MRS] = "PEER_MRS",
+	[SACRED_ATTR_MEM_KEY] = "MEM_KEY",
+	[SACRED_ATTR_MEM_KEYED] = "MEM_KEYED",
 };
 
 static const struct nla_policy extack_policy[EXTACK_MAX + 1] = {
@@ -999,6 +1002,8 @@ static int parse_mem(struct nlmsghdr *nlh, void *obj)
 		info->mem_used = nla_get_u64(tb[SACRED_ATTR_MEM_MEM_USED]);
 	if (tb[SACRED_ATTR_MEM_NR_REGIONS])
 		info->nr_regions = nla_get_u32(tb[SACRED_ATTR_MEM_NR_REGIONS]);
+	if (tb[SACRED_ATTR_MEM_KEYED])
+		info->keyed = nla_get_u8(tb[SACRED_ATTR_MEM_KEYED]);
 
 	addr = tb[SACRED_ATTR_MEM_ADDR];
 	if (!addr) {
@@ -1073,7 +1078,9 @@ int sacred_mem_new(struct sacred_ctrl *ctrl,
 	    (addr && nla_put(msg, SACRED_ATTR_MEM_ADDR, addr_len, addr) < 0) ||
 	    nla_put_u16(msg, SACRED_ATTR_MEM_PORT, cm_port) < 0 ||
 	    (params->mem_cap &&
-	     nla_put_u64(msg, SACRED_ATTR_MEM_MEM_CAP, params->mem_cap) < 0)) {
+	     nla_put_u64(msg, SACRED_ATTR_MEM_MEM_CAP, params->mem_cap) < 0) ||
+	    (params->key && nla_put(msg, SACRED_ATTR_MEM_KEY, params->key_len,
+				    params->key) < 0)) {
 		ret = -EMSGSIZE;
 		goto out;
 	}
@@ -1129,6 +1136,33 @@ int sacred_mem_set(struct sacred_ctrl *ctrl, uint32_t id, uint8_t state,
 		ret = 0;
 	else if (ret == 0)
 		ret = sacred_mem_get(ctrl, id, info);
+out:
+	nlmsg_free(msg);
+	return ret;
+}
+
+int sacred_mem_set_key(struct sacred_ctrl *ctrl, uint32_t id, const void *key,
+		       size_t len)
+{
+	struct nl_msg *msg;
+	int ret;
+
+	if (!ctrl || (key && !len) || len > SACRED_KEY_MAX)
+		return -EINVAL;
+	ctrl_begin(ctrl);
+
+	msg = sacred_msg(ctrl, SACRED_CMD_MEM_SET, 0);
+	if (!msg)
+		return -ENOMEM;
+	/* An empty MEM_KEY takes the key away. */
+	if (ctrl_put_ids(msg, id, NULL) ||
+	    nla_put(msg, SACRED_ATTR_MEM_KEY, key ? len : 0, key) < 0) {
+		ret = -EMSGSIZE;
+		goto out;
+	}
+	ret = ctrl_request_obj(ctrl, msg, NULL, NULL);
+	if (ret > 0)
+		ret = 0;
 out:
 	nlmsg_free(msg);
 	return ret;

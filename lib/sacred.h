@@ -107,6 +107,7 @@ struct sacred_mem_info {
 	uint64_t mem_cap;
 	uint64_t mem_used;
 	uint32_t nr_regions;
+	uint8_t keyed;		/* 1: only processes proving a key connect */
 };
 
 /**
@@ -119,6 +120,9 @@ struct sacred_mem_info {
  *	picks the port's RoCE v2 IPv4 address, and then the port is taken
  *	from @cm_port.
  * @cm_port: rdma_cm port when @addr's family is AF_UNSPEC (host order)
+ * @key: master key, SACRED_KEY_MIN..SACRED_KEY_MAX bytes, or NULL: with a
+ *	key, only processes proving theirs connect (uapi "Identity")
+ * @key_len: bytes in @key
  * @mem_cap: bytes of region memory the instance may allocate; 0 for the
  *	kernel's default (%SACRED_MEM_CAP_DEFAULT)
  */
@@ -128,6 +132,8 @@ struct sacred_mem_params {
 	uint32_t port;
 	struct sockaddr_storage addr;
 	uint16_t cm_port;
+	const void *key;
+	size_t key_len;
 	uint64_t mem_cap;
 };
 
@@ -155,6 +161,20 @@ int sacred_mem_del(struct sacred_ctrl *ctrl, uint32_t id);
  */
 int sacred_mem_set(struct sacred_ctrl *ctrl, uint32_t id, uint8_t state,
 		   uint64_t mem_cap, struct sacred_mem_info *info);
+
+/**
+ * sacred_mem_set_key() - give instance @id a master key, or none
+ * @ctrl: handle
+ * @id: instance
+ * @key: SACRED_KEY_MIN..SACRED_KEY_MAX bytes, or NULL for no key
+ * @len: bytes in @key
+ *
+ * Connections already made stay; new ones must prove a process key.
+ *
+ * Return: 0 or a negative errno (-EINVAL with a message for a bad length).
+ */
+int sacred_mem_set_key(struct sacred_ctrl *ctrl, uint32_t id, const void *key,
+		       size_t len);
 
 /** sacred_mem_get() - look up memory instance @id; -ENOENT if absent */
 int sacred_mem_get(struct sacred_ctrl *ctrl, uint32_t id,
@@ -525,13 +545,32 @@ struct sacred_conn;
  * @bounce_size: bytes of the registered buffer READ and WRITE copy
  *	through, and the largest single RDMA operation; 0 means 1 MiB, at
  *	most 1 GiB
+ * @key: the process's key (SACRED_MAC_LEN bytes, sacred_process_key()) for
+ *	an instance that has a master key; NULL otherwise. Copied.
  */
 struct sacred_conn_attr {
 	const struct sockaddr *addr;
 	uint32_t process_id;
 	int timeout_ms;
 	size_t bounce_size;
+	const uint8_t *key;
 };
+
+/**
+ * sacred_process_key() - derive a process's key from an instance's master
+ * key, as the instance does (uapi "Identity")
+ * @master: the master key, SACRED_KEY_MIN..SACRED_KEY_MAX bytes
+ * @len: bytes in @master
+ * @process_id: the process
+ * @key: SACRED_MAC_LEN bytes: the process's key
+ *
+ * For the admin who hands processes their keys; a process never needs
+ * the master key.
+ *
+ * Return: 0, or -EINVAL for a master key of the wrong length.
+ */
+int sacred_process_key(const void *master, size_t len, uint32_t process_id,
+		       uint8_t *key);
 
 /**
  * struct sacred_region_attr - a region, as the memory described it
@@ -583,6 +622,7 @@ struct sacred_perm_result {
  * sacred_conn_create() - connect to a memory instance
  *
  * Return: 0; -ECONNREFUSED (nothing listens, or the instance is down),
+ * -EACCES (the instance has a key and @attr's did not prove the process),
  * -EADDRINUSE (the process id is connected already), -EPROTONOSUPPORT
  * (wire version), -ENOMEM, -EPROTO, -ETIMEDOUT, or another negative errno.
  */

@@ -8,7 +8,7 @@
 # sacred_module runs last: it unloads and reloads the module.
 cd "$(dirname "$0")" || exit 1
 rc=0
-for t in ${SACRED_SELFTESTS:-sacred_netlink sacred_dev sacred_mem sacred_region sacred_conn sacred_wire sacred_perm sacred_revoke sacred_module}; do
+for t in ${SACRED_SELFTESTS:-sacred_netlink sacred_dev sacred_mem sacred_region sacred_conn sacred_wire sacred_auth sacred_perm sacred_revoke sacred_module}; do
 	echo "# selftest: $t"
 	"./$t" || rc=1
 done

@@ -209,7 +209,7 @@ TEST_F(wire, bad_connect_private_data_is_rejected)
 	EXPECT_NE(0, raw_connect(self, &req, sizeof(req)));
 	raw_close(&self->raw);
 	req.version = htole16(SACRED_WIRE_VERSION);
-	req.flags = htole16(1);
+	req.flags = htole16(0x8000);	/* a flag nobody defined */
 	EXPECT_NE(0, raw_connect(self, &req, sizeof(req)));
 	raw_close(&self->raw);
 	req.flags = 0;

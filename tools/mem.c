@@ -8,6 +8,7 @@
  * Output prints the same keywords, so a line of `sacred memory show` can
  * be fed back to `sacred memory add`.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -23,6 +24,7 @@ enum mem_arg {
 	MEM_ARG_PORT,
 	MEM_ARG_ID,
 	MEM_ARG_CAP,
+	MEM_ARG_KEY,
 };
 
 static const char *const mem_arg_names[] = {
@@ -32,6 +34,7 @@ static const char *const mem_arg_names[] = {
 	[MEM_ARG_PORT] = "port",
 	[MEM_ARG_ID] = "id",
 	[MEM_ARG_CAP] = "cap",
+	[MEM_ARG_KEY] = "key",
 };
 
 static const struct cli_word mem_add_args[] = {
@@ -42,6 +45,7 @@ static const struct cli_word mem_add_args[] = {
 	{ "cmport", MEM_ARG_PORT },
 	{ "id", MEM_ARG_ID },
 	{ "cap", MEM_ARG_CAP },
+	{ "key", MEM_ARG_KEY },
 	{ NULL, 0 },
 };
 
@@ -59,6 +63,7 @@ static int mem_help(struct cli *cli, int argc, char **argv)
 	       "                            [ id ID ] [ cap SIZE ]\n"
 	       "       sacred memory del ID\n"
 	       "       sacred memory set ID [ state { up | down } ] [ cap SIZE ]\n"
+	       "                            [ key { KEYFILE | none } ]\n"
 	       "       sacred memory show [ ID ]\n"
 	       "       sacred memory help\n"
 	       "where  DEV     RDMA device, as `sacred dev show` lists it\n"
@@ -71,6 +76,9 @@ static int mem_help(struct cli *cli, int argc, char **argv)
 	       "       SIZE    bytes of region memory the instance may allocate\n"
 	       "               (default %s); k/K/KiB, m/M/MiB, g/G/GiB multiply\n"
 	       "               by 1024, 1024^2, 1024^3 (\"512m\", \"2g\")\n"
+	       "KEYFILE holds the instance's master key, 16 to 64 raw bytes; with a\n"
+	       "key, only processes proving their own key connect (libsacred(3),\n"
+	       "sacred_process_key()). \"add\" takes \"key KEYFILE\" too.\n"
 	       "\"state down\" crashes the instance on purpose: its listener and\n"
 	       "every connection go, its regions and ACLs stay; \"state up\"\n"
 	       "listens again.\n"
@@ -104,6 +112,7 @@ void mem_print_body(struct cli *cli, const struct sacred_mem_info *info)
 		json_uint_field(jw, "cap", info->mem_cap);
 		json_uint_field(jw, "used", info->mem_used);
 		json_uint_field(jw, "regions", info->nr_regions);
+		json_bool_field(jw, "keyed", info->keyed);
 		return;
 	}
 
@@ -118,6 +127,8 @@ void mem_print_body(struct cli *cli, const struct sacred_mem_info *info)
 	       format_size(info->mem_cap, cap, sizeof(cap)),
 	       format_size(info->mem_used, used, sizeof(used)),
 	       info->nr_regions);
+	if (info->keyed)
+		printf(" keyed");
 }
 
 static void mem_print(struct cli *cli, const struct sacred_mem_info *info)
@@ -142,9 +153,33 @@ static int mem_print_one(struct cli *cli, const struct sacred_mem_info *info)
 	return SACRED_EXIT_OK;
 }
 
+/*
+ * A master key: the raw bytes of @path, SACRED_KEY_MIN..SACRED_KEY_MAX of
+ * them (e.g. head -c 32 /dev/urandom > key). Never echoed anywhere.
+ */
+static int mem_read_key(struct cli *cli, const char *path, uint8_t *key,
+			size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	if (!f)
+		return cli_usage(cli, "cannot read key file \"%s\": %s", path,
+				 strerror(errno));
+	n = fread(key, 1, SACRED_KEY_MAX + 1, f);
+	fclose(f);
+	if (n < SACRED_KEY_MIN || n > SACRED_KEY_MAX)
+		return cli_usage(cli,
+				 "key file \"%s\" must hold %d to %d bytes",
+				 path, SACRED_KEY_MIN, SACRED_KEY_MAX);
+	*len = n;
+	return SACRED_EXIT_OK;
+}
+
 static int mem_add(struct cli *cli, int argc, char **argv)
 {
 	struct sacred_mem_params params = { .id = SACRED_MEM_ID_ANY };
+	uint8_t key[SACRED_KEY_MAX + 1];
 	struct sacred_mem_info info;
 	unsigned int seen = 0;
 	const char *name;
@@ -211,6 +246,12 @@ static int mem_add(struct cli *cli, int argc, char **argv)
 						 "invalid cap \"%s\" (bytes, or with k, m or g: 512m, 2g)",
 						 val);
 			break;
+		case MEM_ARG_KEY:
+			ret = mem_read_key(cli, val, key, &params.key_len);
+			if (ret)
+				return ret;
+			params.key = key;
+			break;
 		}
 	}
 	if (!(seen & (1u << MEM_ARG_DEV)))
@@ -222,6 +263,7 @@ static int mem_add(struct cli *cli, int argc, char **argv)
 	if (ret)
 		return ret;
 	ret = sacred_mem_new(cli->ctrl, &params, &info);
+	memset(key, 0, sizeof(key));
 	if (ret)
 		return cli_fail(cli, ret);
 	return mem_print_one(cli, &info);
@@ -262,7 +304,10 @@ static int mem_del(struct cli *cli, int argc, char **argv)
 /* set [ id ] ID { state up|down | cap SIZE }... : crash emulation, cap. */
 static int mem_set(struct cli *cli, int argc, char **argv)
 {
+	uint8_t key[SACRED_KEY_MAX + 1];
 	struct sacred_mem_info info;
+	bool set_key = false;
+	size_t key_len = 0;
 	uint64_t cap = 0;
 	uint8_t state = 0;
 	uint32_t id;
@@ -289,6 +334,14 @@ static int mem_set(struct cli *cli, int argc, char **argv)
 				return cli_usage(cli,
 						 "invalid state \"%s\" (up or down)",
 						 argv[i + 1]);
+		} else if (!strcmp(argv[i], "key")) {
+			set_key = true;
+			if (strcmp(argv[i + 1], "none")) {
+				ret = mem_read_key(cli, argv[i + 1], key,
+						   &key_len);
+				if (ret)
+					return ret;
+			}
 		} else if (!strcmp(argv[i], "cap")) {
 			if (parse_size(argv[i + 1], &cap) || !cap)
 				return cli_usage(cli,
@@ -299,13 +352,24 @@ static int mem_set(struct cli *cli, int argc, char **argv)
 					 argv[i]);
 		}
 	}
-	if (!state && !cap)
-		return cli_usage(cli, "nothing to set: \"state\" or \"cap\"");
+	if (!state && !cap && !set_key)
+		return cli_usage(cli,
+				 "nothing to set: \"state\", \"cap\" or \"key\"");
 
 	ret = cli_open(cli);
 	if (ret)
 		return ret;
-	ret = sacred_mem_set(cli->ctrl, id, state, cap, &info);
+	if (set_key) {
+		ret = sacred_mem_set_key(cli->ctrl, id,
+					 key_len ? key : NULL, key_len);
+		memset(key, 0, sizeof(key));
+		if (ret)
+			return cli_fail(cli, ret);
+	}
+	if (state || cap)
+		ret = sacred_mem_set(cli->ctrl, id, state, cap, &info);
+	else
+		ret = sacred_mem_get(cli->ctrl, id, &info);
 	if (ret)
 		return cli_fail(cli, ret);
 	return mem_print_one(cli, &info);

@@ -148,6 +148,10 @@ enum sacred_cmd {
  * @SACRED_ATTR_PEER_FENCES: u64, times its connection was fenced
  * @SACRED_ATTR_PEER_CONNECTS: u64, connections it made
  * @SACRED_ATTR_PEER_MRS: u32, fast-registration MRs it holds
+ * @SACRED_ATTR_MEM_KEY: binary, %SACRED_KEY_MIN..%SACRED_KEY_MAX bytes:
+ *	the instance's master key (%SACRED_CMD_MEM_NEW, %SACRED_CMD_MEM_SET;
+ *	empty in MEM_SET: no key). Never sent back.
+ * @SACRED_ATTR_MEM_KEYED: u8, 1 when the instance has a key
  * @__SACRED_ATTR_MAX: internal
  * @SACRED_ATTR_MAX: highest attribute number
  */
@@ -197,6 +201,9 @@ enum sacred_attr {
 	SACRED_ATTR_PEER_FENCES,
 	SACRED_ATTR_PEER_CONNECTS,
 	SACRED_ATTR_PEER_MRS,
+
+	SACRED_ATTR_MEM_KEY,
+	SACRED_ATTR_MEM_KEYED,
 
 	__SACRED_ATTR_MAX,
 	SACRED_ATTR_MAX = __SACRED_ATTR_MAX - 1
@@ -310,18 +317,51 @@ enum sacred_policy {
 #define SACRED_WIRE_VERSION	1
 #define SACRED_WIRE_MSG_MAX	64
 
+/*
+ * Identity. An instance may have a master key M (netlink, never sent
+ * back). Each process p then holds its own key, derived by the admin:
+ *
+ *	K(p) = HMAC-SHA256(M, "sacred-process-key" || le32 p)
+ *
+ * and proves it in its connect request: with a counter c it never used
+ * before with this instance (a clock in nanoseconds will do),
+ *
+ *	mac = HMAC-SHA256(K(p), "sacred-connect-v1" || le32 p || le64 c)
+ *
+ * The instance refuses (%SACRED_REJ_AUTH) a request without a proof, with
+ * a wrong one, or with a counter not above the last it accepted from p,
+ * before any queue pair exists for it. A process cannot act as another: it
+ * does not hold the other's key. Give every instance its own master key:
+ * a proof is bound to the key, not to the instance.
+ */
+#define SACRED_KEY_MIN		16
+#define SACRED_KEY_MAX		64
+#define SACRED_MAC_LEN		32
+#define SACRED_PROCESS_KEY_LABEL	"sacred-process-key"
+#define SACRED_CONNECT_LABEL		"sacred-connect-v1"
+
+/* struct sacred_wire_conn_req.flags */
+#define SACRED_CONN_F_PROOF	0x1
+
 /**
  * struct sacred_wire_conn_req - private data of a connect request
  * @version: %SACRED_WIRE_VERSION
- * @flags: 0
+ * @flags: %SACRED_CONN_F_PROOF when @counter and @mac are set
  * @process_id: the process's id; one connection per id and instance
  * @reserved: 0
+ * @counter: with a proof: never reused with this instance
+ * @mac: with a proof: see "Identity" above
+ *
+ * 56 bytes: all the private data an IB CM connect request carries for
+ * rdma_cm's TCP port space. A shorter one is padded with zeros.
  */
 struct sacred_wire_conn_req {
 	__le16 version;
 	__le16 flags;
 	__le32 process_id;
 	__le32 reserved[2];
+	__le64 counter;
+	__u8 mac[SACRED_MAC_LEN];
 };
 
 /**
@@ -349,6 +389,8 @@ struct sacred_wire_conn_rep {
  * @SACRED_REJ_DUPLICATE: a live connection holds this process id
  * @SACRED_REJ_RESOURCES: the instance is out of memory or queue pairs
  * @SACRED_REJ_DOWN: the instance is down
+ * @SACRED_REJ_AUTH: the instance has a key and the request did not prove
+ *	the process's (no proof, a wrong one, or a replayed counter)
  */
 enum sacred_wire_rej_reason {
 	SACRED_REJ_VERSION = 1,
@@ -356,6 +398,7 @@ enum sacred_wire_rej_reason {
 	SACRED_REJ_DUPLICATE,
 	SACRED_REJ_RESOURCES,
 	SACRED_REJ_DOWN,
+	SACRED_REJ_AUTH,
 };
 
 /**
