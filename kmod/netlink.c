@@ -590,7 +590,9 @@ static int sacred_nl_region_fill(struct sk_buff *skb,
 			      SACRED_ATTR_PAD) ||
 	    nla_put_u8(skb, SACRED_ATTR_REGION_POLICY, region->policy) ||
 	    nla_put_u32(skb, SACRED_ATTR_REGION_EPOCH, region->epoch) ||
-	    nla_put_u32(skb, SACRED_ATTR_REGION_NR_CHUNKS, region->nr_chunks))
+	    nla_put_u32(skb, SACRED_ATTR_REGION_NR_CHUNKS, region->nr_chunks) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_RACED, region->raced,
+			      SACRED_ATTR_PAD))
 		goto cancel;
 
 	/*
@@ -1079,7 +1081,9 @@ static int sacred_nl_peer_fill(struct sk_buff *skb, struct sacred_peer *peer,
 			      SACRED_ATTR_PAD) ||
 	    nla_put_u64_64bit(skb, SACRED_ATTR_PEER_CONNECTS, peer->connects,
 			      SACRED_ATTR_PAD) ||
-	    nla_put_u32(skb, SACRED_ATTR_PEER_MRS, peer->nr_mrs)) {
+	    nla_put_u32(skb, SACRED_ATTR_PEER_MRS, peer->nr_mrs) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_PEER_RACED, peer->raced,
+			      SACRED_ATTR_PAD)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}

@@ -144,6 +144,22 @@ struct sacred_peer *sacred_conn_peer(struct sacred_conn *conn)
 }
 
 /**
+ * sacred_conn_rq_psn() - the next PSN a connection's QP expects to receive
+ * @conn: the connection
+ *
+ * Return: the PSN, or -1 if the device does not say.
+ */
+s64 sacred_conn_rq_psn(struct sacred_conn *conn)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	if (ib_query_qp(sacred_conn_qp(conn), &attr, IB_QP_RQ_PSN, &init))
+		return -1;
+	return attr.rq_psn;
+}
+
+/**
  * sacred_conn_usable() - may work requests still be posted on @conn?
  * @conn: the connection, or NULL
  *

@@ -311,12 +311,15 @@ void sacred_grant_free(struct sacred_grant *grant)
  * @fence: the loser's connection, to fence; NULL if none (or the
  *	requester's own)
  * @invalidated: the LOCAL_INV was posted and completed successfully
+ * @psn: the fenced QP's next expected receive PSN before the revoke began,
+ *	or -1
  */
 struct sacred_op {
 	struct sacred_wait w;
 	struct sacred_grant *grant;
 	struct sacred_conn *fence;
 	bool invalidated;
+	s64 psn;
 };
 
 /*
@@ -360,10 +363,13 @@ static int sacred_perm_settle(struct sacred_region *region,
 		op->fence = NULL;
 		sacred_wait_init(&op->w);
 		conn = sacred_peer_conn(grant->peer);
+		op->psn = -1;
+		if (conn && conn != via) {
+			op->fence = conn;
+			op->psn = sacred_conn_rq_psn(conn);
+		}
 		op->invalidated = sacred_conn_usable(conn) &&
 				  !sacred_grant_post_inv(grant, conn, &op->w);
-		if (conn && conn != via)
-			op->fence = conn;
 	}
 	for (i = 0; i < n; i++)
 		if (ops[i].invalidated && sacred_wait(&ops[i].w))
@@ -376,9 +382,22 @@ static int sacred_perm_settle(struct sacred_region *region,
 		sacred_wait_init(&reg_w);
 		ret = sacred_grant_post_reg(reg, via, reg_access, &reg_w);
 	}
-	for (i = 0; i < n; i++)
-		if (ops[i].fence)
-			sacred_conn_fence_finish(ops[i].fence);
+	for (i = 0; i < n; i++) {
+		if (!ops[i].fence)
+			continue;
+		/*
+		 * Packets of the loser still arriving between the start of
+		 * its revoke and the end of its fence: a multi-packet write
+		 * among them may be torn (placed in part). The module cannot
+		 * see the bytes, only that it raced; it counts it.
+		 */
+		if (ops[i].psn >= 0 &&
+		    sacred_conn_rq_psn(ops[i].fence) != ops[i].psn) {
+			region->raced++;
+			ops[i].grant->peer->raced++;
+		}
+		sacred_conn_fence_finish(ops[i].fence);
+	}
 
 	for (i = 0; i < n; i++) {
 		if (ops[i].invalidated)

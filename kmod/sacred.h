@@ -113,6 +113,8 @@ struct sacred_acl_entry {
  * @mr_pages: MR pages the region needs at @mr_page_size
  * @acl: &struct sacred_acl_entry by process id (under mem->lock)
  * @nr_acl: entries in @acl
+ * @raced: revokes of a connected process whose packets were still arriving
+ *	while it was revoked: a write among them may be torn
  * @ballot: highest ballot granted on a fenced region (under mem->lock)
  */
 struct sacred_region {
@@ -129,6 +131,7 @@ struct sacred_region {
 	struct xarray acl;
 	u32 nr_acl;
 	u64 ballot;
+	u64 raced;
 };
 
 struct sacred_conn;
@@ -147,6 +150,7 @@ struct sacred_conn;
  * @fences: times its connection was fenced
  * @connects: connections accepted
  * @last_counter: highest proof counter accepted (instances with a key)
+ * @raced: its revokes that raced with its incoming packets
  */
 struct sacred_peer {
 	struct sacred_mem *mem;
@@ -160,6 +164,7 @@ struct sacred_peer {
 	u64 fences;
 	u64 connects;
 	u64 last_counter;
+	u64 raced;
 };
 
 /**
@@ -241,6 +246,7 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 int sacred_conn_cm_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *event);
 struct sacred_conn *sacred_peer_conn(struct sacred_peer *peer);
 bool sacred_conn_usable(struct sacred_conn *conn);
+s64 sacred_conn_rq_psn(struct sacred_conn *conn);
 struct sacred_peer *sacred_conn_peer(struct sacred_conn *conn);
 struct ib_qp *sacred_conn_qp(struct sacred_conn *conn);
 void sacred_conn_fence(struct sacred_conn *conn);

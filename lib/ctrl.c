@@ -174,6 +174,8 @@ static const struct nla_policy sacred_policy[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_PEER_CONNECTS] = { .type = NLA_U64 },
 	[SACRED_ATTR_PEER_MRS] = { .type = NLA_U32 },
 	[SACRED_ATTR_MEM_KEYED] = { .type = NLA_U8 },
+	[SACRED_ATTR_REGION_RACED] = { .type = NLA_U64 },
+	[SACRED_ATTR_PEER_RACED] = { .type = NLA_U64 },
 };
 
 static const char *const sacred_attr_names[SACRED_ATTR_MAX + 1] = {
@@ -218,6 +220,8 @@ static const char *const sacred_attr_names[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_PEER_MRS] = "PEER_MRS",
 	[SACRED_ATTR_MEM_KEY] = "MEM_KEY",
 	[SACRED_ATTR_MEM_KEYED] = "MEM_KEYED",
+	[SACRED_ATTR_REGION_RACED] = "REGION_RACED",
+	[SACRED_ATTR_PEER_RACED] = "PEER_RACED",
 };
 
 static const struct nla_policy extack_policy[EXTACK_MAX + 1] = {
@@ -1234,6 +1238,8 @@ static int parse_region(struct nlmsghdr *nlh, void *obj)
 		info->epoch = nla_get_u32(tb[SACRED_ATTR_REGION_EPOCH]);
 	if (tb[SACRED_ATTR_REGION_NR_CHUNKS])
 		info->nr_chunks = nla_get_u32(tb[SACRED_ATTR_REGION_NR_CHUNKS]);
+	if (tb[SACRED_ATTR_REGION_RACED])
+		info->raced = nla_get_u64(tb[SACRED_ATTR_REGION_RACED]);
 	return 0;
 }
 
@@ -1499,6 +1505,8 @@ static int parse_peer(struct nlmsghdr *nlh, void *obj)
 		info->connects = nla_get_u64(tb[SACRED_ATTR_PEER_CONNECTS]);
 	if (tb[SACRED_ATTR_PEER_MRS])
 		info->mrs = nla_get_u32(tb[SACRED_ATTR_PEER_MRS]);
+	if (tb[SACRED_ATTR_PEER_RACED])
+		info->raced = nla_get_u64(tb[SACRED_ATTR_PEER_RACED]);
 	return 0;
 }
 

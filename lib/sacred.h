@@ -195,6 +195,8 @@ int sacred_mem_list(struct sacred_ctrl *ctrl,
  * @policy: &enum sacred_policy
  * @epoch: permission epoch: bumped by every permission change
  * @nr_chunks: physically contiguous chunks the region is made of
+ * @raced: revokes of a connected writer whose packets were still arriving:
+ *	a multi-packet write among them may be torn (placed in part)
  */
 struct sacred_region_info {
 	uint32_t mem_id;
@@ -203,6 +205,7 @@ struct sacred_region_info {
 	uint8_t policy;
 	uint32_t epoch;
 	uint32_t nr_chunks;
+	uint64_t raced;
 };
 
 /**
@@ -388,6 +391,8 @@ int sacred_perm_set(struct sacred_ctrl *ctrl, uint32_t mem_id,
  * @fences: times its connection was fenced by a revoke
  * @connects: connections it made
  * @mrs: MRs the instance holds for it (one per region it attached to)
+ * @raced: its revokes during which its packets were still arriving (a
+ *	multi-packet write among them may be torn)
  */
 struct sacred_peer_info {
 	uint32_t mem_id;
@@ -398,6 +403,7 @@ struct sacred_peer_info {
 	uint64_t fences;
 	uint64_t connects;
 	uint32_t mrs;
+	uint64_t raced;
 };
 
 /**

@@ -78,17 +78,19 @@ static void peer_print(struct cli *cli, const struct sacred_peer_info *info)
 		json_uint_field(jw, "fences", info->fences);
 		json_uint_field(jw, "connects", info->connects);
 		json_uint_field(jw, "mrs", info->mrs);
+		json_uint_field(jw, "raced", info->raced);
 		json_obj_close(jw);
 		return;
 	}
 
-	printf("%u/%u: connected %s requests %llu refused %llu fences %llu connects %llu mrs %u\n",
+	printf("%u/%u: connected %s requests %llu refused %llu fences %llu connects %llu mrs %u raced %llu\n",
 	       info->mem_id, info->process_id,
 	       info->connected ? "yes" : "no",
 	       (unsigned long long)info->requests,
 	       (unsigned long long)info->refused,
 	       (unsigned long long)info->fences,
-	       (unsigned long long)info->connects, info->mrs);
+	       (unsigned long long)info->connects, info->mrs,
+	       (unsigned long long)info->raced);
 }
 
 static int peer_show_one(const struct sacred_peer_info *info, void *arg)

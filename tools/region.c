@@ -164,8 +164,10 @@ void region_print_body(struct cli *cli,
 		json_uint_field(jw, "size", info->size);
 		json_str_field(jw, "policy", sacred_policy_str(info->policy));
 		json_uint_field(jw, "epoch", info->epoch);
-		if (cli->details)
+		if (cli->details) {
 			json_uint_field(jw, "chunks", info->nr_chunks);
+			json_uint_field(jw, "raced", info->raced);
+		}
 		return;
 	}
 
@@ -173,7 +175,8 @@ void region_print_body(struct cli *cli,
 	       format_size(info->size, size, sizeof(size)),
 	       sacred_policy_str(info->policy), info->epoch);
 	if (cli->details)
-		printf(" chunks %u", info->nr_chunks);
+		printf(" chunks %u raced %llu", info->nr_chunks,
+		       (unsigned long long)info->raced);
 }
 
 static void region_print_acl_json(struct json_writer *jw,

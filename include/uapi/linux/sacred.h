@@ -152,6 +152,11 @@ enum sacred_cmd {
  *	the instance's master key (%SACRED_CMD_MEM_NEW, %SACRED_CMD_MEM_SET;
  *	empty in MEM_SET: no key). Never sent back.
  * @SACRED_ATTR_MEM_KEYED: u8, 1 when the instance has a key
+ * @SACRED_ATTR_REGION_RACED: u64, revokes of a connected writer whose
+ *	packets were still arriving while it was revoked: a multi-packet write
+ *	among them may have been placed in part (torn). The module cannot see
+ *	the bytes; it counts the races.
+ * @SACRED_ATTR_PEER_RACED: u64, the same, per process
  * @__SACRED_ATTR_MAX: internal
  * @SACRED_ATTR_MAX: highest attribute number
  */
@@ -204,6 +209,8 @@ enum sacred_attr {
 
 	SACRED_ATTR_MEM_KEY,
 	SACRED_ATTR_MEM_KEYED,
+	SACRED_ATTR_REGION_RACED,
+	SACRED_ATTR_PEER_RACED,
 
 	__SACRED_ATTR_MAX,
 	SACRED_ATTR_MAX = __SACRED_ATTR_MAX - 1
