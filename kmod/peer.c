@@ -477,8 +477,8 @@ static void sacred_conn_fence_wait(struct sacred_conn *conn)
  * @conn: a connection sacred_conn_fence_start() was called on
  *
  * Waits for the drain, then detaches the connection from its peer, so the
- * process can connect again at once, disconnects it and queues its
- * release.
+ * process can connect again at once, and queues its release, which
+ * disconnects it.
  *
  * Context: mem->lock held; sleeps.
  */
@@ -491,7 +491,7 @@ void sacred_conn_fence_finish(struct sacred_conn *conn)
 		conn->peer->conn = NULL;
 	}
 	set_bit(SACRED_CONN_DEAD, &conn->flags);
-	rdma_disconnect(conn->cm_id);
+	/* The release work disconnects: off the requester's path. */
 	sacred_conn_queue_release(conn);
 }
 
