@@ -184,4 +184,75 @@ TEST_F(dev, follows_rdma_link_add_and_del)
 	EXPECT_EQ(-ENOENT, sacred_mem_get(self->ctrl, mem.id, &mem));
 }
 
+/*
+ * The device goes away under a connected process that holds write: its
+ * connection is drained and torn down with the instance, its MRs freed,
+ * and its next operation fails cleanly (the rig checks the kernel log).
+ *
+ * The process is a child: rxe cannot disassociate a user context, so
+ * `rdma link del` waits until every process with the device open exits,
+ * and the child exits once it has seen its write fail.
+ */
+TEST_F(dev, link_del_under_a_connected_writer)
+{
+	struct sacred_acl_entry acl = { .process_id = 1,
+					.access = SACRED_ACCESS_READ |
+						  SACRED_ACCESS_WRITE };
+	struct sacred_mem_params p = { .id = SACRED_MEM_ID_ANY,
+				       .dev_name = TEST_RXE };
+	struct sacred_region_info ri;
+	struct sacred_mem_info mem;
+	int pipefd[2], st;
+	char ready;
+	pid_t pid;
+
+	ASSERT_EQ(0, sh("ip link add " TEST_NETDEV " type dummy && "
+			"ip link set " TEST_NETDEV " up && "
+			"ip addr add " TEST_ADDR "/32 dev " TEST_NETDEV));
+	ASSERT_EQ(0, sh("rdma link add " TEST_RXE " type rxe netdev "
+			TEST_NETDEV));
+	ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &mem));
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, mem.id,
+				       SACRED_REGION_ID_ANY, 65536,
+				       SACRED_POLICY_STATIC, &ri));
+	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, mem.id, ri.id, &acl,
+					   1));
+	ASSERT_EQ(0, pipe(pipefd));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct sacred_conn_attr attr = {
+			.addr = (struct sockaddr *)&mem.addr,
+			.process_id = 1,
+		};
+		struct sacred_region_attr ra;
+		struct sacred_conn *c;
+		uint64_t v = 1;
+		int i;
+
+		if (sacred_conn_create(&attr, &c) ||
+		    sacred_attach(c, ri.id, &ra) ||
+		    sacred_write(c, ri.id, 0, &v, sizeof(v)))
+			_exit(2);
+		if (write(pipefd[1], "r", 1) != 1)
+			_exit(3);
+		for (i = 0; i < 1000; i++) {
+			if (sacred_write(c, ri.id, 0, &v, sizeof(v)))
+				_exit(0);	/* failed cleanly */
+			usleep(10000);
+		}
+		_exit(4);
+	}
+	close(pipefd[1]);
+	ASSERT_EQ(1, read(pipefd[0], &ready, 1));
+	close(pipefd[0]);
+
+	ASSERT_EQ(0, sh("rdma link del " TEST_RXE));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	EXPECT_EQ(-ENOENT, sacred_mem_get(self->ctrl, mem.id, &mem));
+}
+
 TEST_HARNESS_MAIN
