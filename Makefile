@@ -130,20 +130,29 @@ bench/%: bench/%.c lib/libsacred.a
 
 # Benchmarks run in the VM, one run, side by side; the report lands in
 # bench/results/ (see bench/README.md).
-bench: all
+bench:
+	scripts/deps
+	$(MAKE) all
 	mkdir -p bench/results
-	scripts/vm-run -q --kver $(KVER) --module kmod/sacred.ko -- \
+	scripts/vm-run -q $(if $(KVER),--kver $(KVER)) --module kmod/sacred.ko -- \
 		bench/permswitch $(BENCH_ARGS) > bench/results/permswitch.md
 	@cat bench/results/permswitch.md
 
-check: all
-	scripts/check --kver $(KVER)
+# check, demo and bench install what is missing first (as root; a no-op
+# when everything is there), then build in a fresh make, which sees the
+# headers and kernels that may just have been installed.
+check:
+	scripts/deps
+	$(MAKE) all
+	scripts/check $(if $(KVER),--kver $(KVER))
 
 check-unit: unit
 	scripts/check --unit-only
 
-demo: all
-	scripts/demo --kver $(KVER)
+demo:
+	scripts/deps
+	$(MAKE) all
+	scripts/demo $(if $(KVER),--kver $(KVER))
 
 kcompat: $(HARNESS)
 	@set -e; for v in $(KVERS_COMPAT); do \
