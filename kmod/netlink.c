@@ -832,13 +832,6 @@ out:
 
 #define SACRED_ACL_MAX	1024
 
-static bool sacred_nl_access_valid(u32 access)
-{
-	return access == 0 || access == SACRED_ACCESS_READ ||
-	       access == (SACRED_ACCESS_READ | SACRED_ACCESS_WRITE) ||
-	       access == SACRED_ACCESS_ALL;
-}
-
 static void sacred_nl_acl_free(struct xarray *acl)
 {
 	struct sacred_acl_entry *e;
@@ -881,7 +874,7 @@ static int sacred_nl_acl_parse(struct nlattr *nest, struct xarray *acl,
 		}
 		pid = nla_get_u32(tb[SACRED_ATTR_PROCESS_ID]);
 		access = nla_get_u32(tb[SACRED_ATTR_ACCESS]);
-		if (!sacred_nl_access_valid(access)) {
+		if (!sacred_access_valid(access)) {
 			NL_SET_ERR_MSG_ATTR(extack, tb[SACRED_ATTR_ACCESS],
 					    "access must be none, r, rw or rwa");
 			return -EINVAL;
@@ -983,7 +976,7 @@ static int sacred_nl_perm_set_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	chg.requester = nla_get_u32(info->attrs[SACRED_ATTR_PROCESS_ID]);
 	chg.access = nla_get_u32(info->attrs[SACRED_ATTR_ACCESS]);
-	if (!sacred_nl_access_valid(chg.access)) {
+	if (!sacred_access_valid(chg.access)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[SACRED_ATTR_ACCESS],
 				    "access must be none, r, rw or rwa");
 		return -EINVAL;

@@ -285,13 +285,6 @@ static int sacred_conn_post_reply(struct sacred_conn *conn,
 	return ib_post_send(sacred_conn_qp(conn), &wr, NULL);
 }
 
-static bool sacred_access_valid(u32 access)
-{
-	return access == 0 || access == SACRED_ACCESS_READ ||
-	       access == (SACRED_ACCESS_READ | SACRED_ACCESS_WRITE) ||
-	       access == SACRED_ACCESS_ALL;
-}
-
 /*
  * Run one request and fill in @rep. Every field of the request is checked
  * here; nothing the process sent is trusted further down.

@@ -147,6 +147,19 @@ static const struct sacred_policy_ops sacred_policies[] = {
 static_assert(ARRAY_SIZE(sacred_policies) == __SACRED_POLICY_MAX);
 
 /**
+ * sacred_access_valid() - is @access one of the levels an ACL can hold?
+ * @access: &enum sacred_access bits, from netlink or from the wire
+ *
+ * Return: true for none, read, read-write and read-write-atomic.
+ */
+bool sacred_access_valid(u32 access)
+{
+	return access == 0 || access == SACRED_ACCESS_READ ||
+	       access == (SACRED_ACCESS_READ | SACRED_ACCESS_WRITE) ||
+	       access == SACRED_ACCESS_ALL;
+}
+
+/**
  * sacred_policy() - the operations of a policy
  * @policy: &enum sacred_policy, already validated
  *

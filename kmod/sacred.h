@@ -300,6 +300,7 @@ struct sacred_policy_ops {
 		      const struct sacred_perm_change *chg);
 };
 
+bool sacred_access_valid(u32 access);
 const struct sacred_policy_ops *sacred_policy(u8 policy);
 u32 sacred_policy_decide(struct sacred_region *region,
 			 const struct sacred_perm_change *chg);
