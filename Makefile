@@ -96,7 +96,7 @@ tools/sacred: $(TOOL_OBJS) lib/libsacred.a
 
 unit: $(UNIT_BINS)
 
-tests/unit/%: tests/unit/%.c tools/utils.o tools/json.o
+tests/unit/%: tests/unit/%.c tests/unit/tap.h tools/utils.o tools/json.o
 	$(CC) $(CFLAGS) -o $@ $< tools/utils.o tools/json.o $(LDLIBS)
 
 kfiles: $(HARNESS)

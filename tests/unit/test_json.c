@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "tap.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -316,10 +317,7 @@ static bool top_level_values_end_with_newline(void)
 	return ok;
 }
 
-static const struct {
-	const char *name;
-	bool (*fn)(void);
-} tests[] = {
+static const struct tap_test tests[] = {
 	{ "escapes_quote_and_backslash", escapes_quote_and_backslash },
 	{ "escapes_control_characters", escapes_control_characters },
 	{ "empty_string_is_two_quotes", empty_string_is_two_quotes },
@@ -336,16 +334,5 @@ static const struct {
 
 int main(void)
 {
-	unsigned int failed = 0;
-	size_t i;
-
-	printf("TAP version 13\n1..%zu\n", ARRAY_SIZE(tests));
-	for (i = 0; i < ARRAY_SIZE(tests); i++) {
-		bool ok = tests[i].fn();
-
-		printf("%sok %zu - %s\n", ok ? "" : "not ", i + 1,
-		       tests[i].name);
-		failed += !ok;
-	}
-	return failed ? 1 : 0;
+	return tap_run(tests, ARRAY_SIZE(tests));
 }

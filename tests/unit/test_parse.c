@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 
 #include "utils.h"
+#include "tap.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -569,10 +570,7 @@ static bool format_guid_matches_rdma_dev(void)
 	return ok;
 }
 
-static const struct {
-	const char *name;
-	bool (*fn)(void);
-} tests[] = {
+static const struct tap_test tests[] = {
 	{ "prefix_needs_a_nonempty_prefix", prefix_needs_a_nonempty_prefix },
 	{ "cmd_lookup_takes_exact_names_and_abbreviations",
 	  cmd_lookup_takes_exact_names_and_abbreviations },
@@ -607,16 +605,5 @@ static const struct {
 
 int main(void)
 {
-	unsigned int failed = 0;
-	size_t i;
-
-	printf("TAP version 13\n1..%zu\n", ARRAY_SIZE(tests));
-	for (i = 0; i < ARRAY_SIZE(tests); i++) {
-		bool ok = tests[i].fn();
-
-		printf("%sok %zu - %s\n", ok ? "" : "not ", i + 1,
-		       tests[i].name);
-		failed += !ok;
-	}
-	return failed ? 1 : 0;
+	return tap_run(tests, ARRAY_SIZE(tests));
 }

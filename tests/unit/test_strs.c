@@ -20,6 +20,7 @@
 
 #include "strs.c"
 #include "utils.h"
+#include "tap.h"
 
 static bool check(bool cond, const char *what)
 {
@@ -221,10 +222,7 @@ static bool parse_acl_points_at_the_bad_item(void)
 	return ok;
 }
 
-static const struct {
-	const char *name;
-	bool (*fn)(void);
-} tests[] = {
+static const struct tap_test tests[] = {
 	{ "access_names_round_trip", access_names_round_trip },
 	{ "access_str_names_other_sets_unknown",
 	  access_str_names_other_sets_unknown },
@@ -240,16 +238,5 @@ static const struct {
 
 int main(void)
 {
-	unsigned int failed = 0;
-	size_t i;
-
-	printf("TAP version 13\n1..%zu\n", ARRAY_SIZE(tests));
-	for (i = 0; i < ARRAY_SIZE(tests); i++) {
-		bool ok = tests[i].fn();
-
-		printf("%sok %zu - %s\n", ok ? "" : "not ", i + 1,
-		       tests[i].name);
-		failed += !ok;
-	}
-	return failed ? 1 : 0;
+	return tap_run(tests, ARRAY_SIZE(tests));
 }
