@@ -46,9 +46,10 @@
  *   1. LOCAL_INV of V's MR on V's QP, waited for: from here on a new
  *      packet carrying the key fails the key check. A packet that passed
  *      the check before may still be copying (rxe does not wait for it).
- *   2. fence: V's QP to ERR and ib_drain_qp(): the receive queue's drain
- *      marker is flushed by the responder that places RDMA data, after it
- *      finished the packet in progress (sacred_conn_fence()). Now nothing
+ *   2. fence: V's QP to ERR and a marker on its receive queue (what
+ *      ib_drain_rq() does, split so several fences overlap): the marker
+ *      is flushed by the responder that places RDMA data, after it
+ *      finished the packet in progress (sacred_conn_fence_start()). Now nothing
  *      of V's is being placed and nothing more will be: the QP drops new
  *      packets, and the MR refuses the key on any other QP of V's PD.
  *   3. if step 1 was flushed (V broke its QP first), the MR is replaced
