@@ -60,7 +60,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:.c=)
 
 .PHONY: all module lib tools unit selftests benchprogs examples bench check check-unit check-vm demo \
-	kcompat checkpatch install clean deps kfiles
+	kcompat checkpatch install uninstall dkms-install clean deps kfiles
 
 all: module lib tools unit selftests benchprogs examples
 
@@ -182,6 +182,48 @@ install: lib tools
 	install -m 644 Documentation/man/*.3 $(DESTDIR)$(MANDIR)/man3/
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|; s|@VERSION@|$(VERSION)|' \
 		lib/sacred.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/sacred.pc
+
+# Every file install puts down; the man pages by the names in the tree
+# (the .so link pages included: they are plain files).
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libsacred.a $(DESTDIR)$(LIBDIR)/libsacred.so.$(VERSION) \
+		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libsacred.so \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/sacred.pc \
+		$(DESTDIR)$(INCDIR)/sacred.h $(DESTDIR)$(INCDIR)/linux/sacred.h \
+		$(DESTDIR)$(SBINDIR)/sacred \
+		$(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(wildcard Documentation/man/*.8))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard Documentation/man/*.3)))
+
+# The module's sources for DKMS (dkms.conf): the top-level Kbuild, kmod/
+# without build products and the uapi header. Without DESTDIR and with
+# dkms installed, the tree is registered, built and installed for the
+# running kernel if its headers are there, else for KVER (DKMS_KVER
+# overrides); an earlier registration of this version is removed first.
+# AUTOINSTALL=yes has dkms build it for kernels installed later.
+DKMS_SRC  := $(DESTDIR)/usr/src/sacred-$(VERSION)
+DKMS_KVER ?= $(if $(wildcard /lib/modules/$(shell uname -r)/build),$(shell uname -r),$(KVER))
+
+dkms-install:
+	@if [ -z "$(DESTDIR)" ] && command -v dkms > /dev/null && \
+	    [ -n "$$(dkms status -m sacred -v $(VERSION))" ]; then \
+		echo "dkms remove sacred/$(VERSION) --all"; \
+		dkms remove sacred/$(VERSION) --all; \
+	fi
+	rm -rf $(DKMS_SRC)
+	install -d $(DKMS_SRC)/kmod $(DKMS_SRC)/include/uapi/linux
+	install -m 644 Kbuild dkms.conf $(DKMS_SRC)/
+	install -m 644 kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) kmod/*.h $(DKMS_SRC)/kmod/
+	install -m 644 include/uapi/linux/sacred.h $(DKMS_SRC)/include/uapi/linux/
+	@if [ -n "$(DESTDIR)" ]; then \
+		echo "dkms-install: sources in $(DKMS_SRC); DESTDIR is set: not running dkms"; \
+	elif ! command -v dkms > /dev/null; then \
+		echo "dkms-install: sources in $(DKMS_SRC); dkms is not installed"; \
+	else \
+		set -ex; \
+		dkms add -m sacred -v $(VERSION); \
+		dkms build -m sacred -v $(VERSION) -k $(DKMS_KVER); \
+		dkms install -m sacred -v $(VERSION) -k $(DKMS_KVER); \
+	fi
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
