@@ -553,6 +553,12 @@ struct sacred_conn;
  *	most 1 GiB
  * @key: the process's key (SACRED_MAC_LEN bytes, sacred_process_key()) for
  *	an instance that has a master key; NULL otherwise. Copied.
+ * @queue_depth: asynchronous operations in flight at most (sacred_io_post());
+ *	each gets bounce_size / queue_depth bytes of the bounce buffer. 0
+ *	means 16; at most 256.
+ * @flags: SACRED_CONN_AUTO_RECONNECT: a call on a broken connection first
+ *	reconnects (sacred_conn_reconnect()) instead of failing with
+ *	-ECONNRESET
  */
 struct sacred_conn_attr {
 	const struct sockaddr *addr;
@@ -560,7 +566,11 @@ struct sacred_conn_attr {
 	int timeout_ms;
 	size_t bounce_size;
 	const uint8_t *key;
+	unsigned int queue_depth;
+	unsigned int flags;
 };
+
+#define SACRED_CONN_AUTO_RECONNECT	(1U << 0)
 
 /**
  * sacred_process_key() - derive a process's key from an instance's master
@@ -657,6 +667,12 @@ uint32_t sacred_conn_mem_id(const struct sacred_conn *conn);
 const char *sacred_conn_errmsg(const struct sacred_conn *conn);
 
 /**
+ * sacred_conn_broken() - true once a call saw the connection break; every
+ * later call fails with -ECONNRESET until sacred_conn_reconnect()
+ */
+bool sacred_conn_broken(const struct sacred_conn *conn);
+
+/**
  * sacred_attach() - learn a region's key, bounds and the access held
  *
  * Return: 0; -ENOENT (no such region), -EACCES (not a member),
@@ -717,6 +733,227 @@ int sacred_cas(struct sacred_conn *conn, uint32_t region_id, uint64_t offset,
 /** sacred_faa() - fetch-and-add on the 8-byte word at @offset */
 int sacred_faa(struct sacred_conn *conn, uint32_t region_id, uint64_t offset,
 	       uint64_t add, uint64_t *old);
+
+/*
+ * ----------------------------------------------------------------------
+ * Asynchronous data path (lib/conn.c): post many operations, on one
+ * connection or on several (one per memory), and take their results as
+ * they complete. A connection's blocking calls return -EBUSY while
+ * asynchronous operations are in flight on it.
+ * ----------------------------------------------------------------------
+ */
+
+/** enum sacred_io_opcode - what a &struct sacred_io does */
+enum sacred_io_opcode {
+	SACRED_IO_READ = 1,
+	SACRED_IO_WRITE,
+	SACRED_IO_CAS,
+	SACRED_IO_FAA,
+	SACRED_IO_PERM,
+};
+
+/**
+ * struct sacred_io - one asynchronous operation
+ * @user_data: the caller's, returned in the result
+ * @opcode: &enum sacred_io_opcode
+ * @region_id: READ, WRITE, CAS, FAA: an attached region
+ * @offset: READ, WRITE, CAS, FAA: first byte (8-byte aligned for atomics)
+ * @buf: READ: where the bytes go (valid until the result is taken);
+ *	WRITE: the bytes (copied when posted)
+ * @len: READ, WRITE: bytes; at most bounce_size / queue_depth
+ * @compare_add: CAS: the value expected; FAA: what to add
+ * @swap: CAS: the new value
+ * @perm: PERM: the changePermission request
+ */
+struct sacred_io {
+	uint64_t user_data;
+	uint32_t opcode;
+	uint32_t region_id;
+	uint64_t offset;
+	void *buf;
+	uint32_t len;
+	uint64_t compare_add;
+	uint64_t swap;
+	struct sacred_perm_req perm;
+};
+
+/**
+ * struct sacred_io_result - the outcome of one &struct sacred_io
+ * @user_data: as posted
+ * @opcode: as posted
+ * @region_id: the region (for PERM, @perm.region_id of the request)
+ * @status: 0 or a negative errno, as the blocking call would return
+ * @old: CAS, FAA: the word's previous value
+ * @perm: PERM: the memory's answer, as sacred_change_perm() gives it
+ */
+struct sacred_io_result {
+	uint64_t user_data;
+	uint32_t opcode;
+	uint32_t region_id;
+	int status;
+	uint64_t old;
+	struct sacred_perm_result perm;
+};
+
+/**
+ * sacred_io_post() - start up to @n operations on @conn, in order
+ *
+ * Return: the number posted (>= 1), or a negative errno when none was:
+ * -EAGAIN (no free slot, or no credit for a changePermission), -EMSGSIZE,
+ * and the checks of the blocking calls.
+ */
+int sacred_io_post(struct sacred_conn *conn, const struct sacred_io *io,
+		   unsigned int n);
+
+/**
+ * sacred_io_poll() - take up to @max results of @conn, oldest first;
+ * never blocks
+ *
+ * Return: the number of results stored (0 if none is ready), or -EINVAL.
+ */
+int sacred_io_poll(struct sacred_conn *conn, struct sacred_io_result *res,
+		   unsigned int max);
+
+/**
+ * sacred_io_wait() - wait until any of @conns has results to poll
+ *
+ * Return: how many of them have results; 0 on timeout or when nothing is
+ * in flight; a negative errno.
+ */
+int sacred_io_wait(struct sacred_conn *const *conns, unsigned int n,
+		   int timeout_ms);
+
+/** sacred_io_pending() - operations posted whose results are not taken */
+unsigned int sacred_io_pending(const struct sacred_conn *conn);
+
+/*
+ * ----------------------------------------------------------------------
+ * Replicated memory (lib/rmem.c): m memory instances, each holding the
+ * same regions (same ids), used as one memory that survives the crash of
+ * a minority. Every call goes to all memories and returns once a quorum
+ * (m / 2 + 1) answered; what each memory said is in the result.
+ * ----------------------------------------------------------------------
+ */
+
+#define SACRED_RMEM_MAX	16
+
+struct sacred_rmem;
+
+/**
+ * struct sacred_rmem_member - one memory of a replicated memory
+ * @addr: its address (AF_INET or AF_INET6) with its rdma_cm port
+ * @key: the process's key for it, or NULL (see &struct sacred_conn_attr)
+ * @timeout_ms: how long an operation on it may take; 0 means 2000
+ */
+struct sacred_rmem_member {
+	const struct sockaddr *addr;
+	const uint8_t *key;
+	int timeout_ms;
+};
+
+/**
+ * struct sacred_rmem_attr - what sacred_rmem_create() connects to
+ * @process_id: the process, the same on every memory
+ * @nr_mems: memories, 1 to SACRED_RMEM_MAX
+ * @mems: the memories
+ * @max_io: largest READ or WRITE; 0 means 4096
+ * @queue_depth: operations in flight per memory, as in &struct
+ *	sacred_conn_attr; stragglers of earlier calls count
+ */
+struct sacred_rmem_attr {
+	uint32_t process_id;
+	unsigned int nr_mems;
+	const struct sacred_rmem_member *mems;
+	size_t max_io;
+	unsigned int queue_depth;
+};
+
+/**
+ * struct sacred_rmem_result - what each memory said to one call
+ * @nr_mems: entries used below
+ * @ok: memories that succeeded in time (bit i: memory i)
+ * @done: memories that answered in time, with success or not
+ * @status: each memory's status: 0, a negative errno, -EINPROGRESS if it
+ *	had not answered when the call returned, -ENOTCONN if it was not
+ *	connected
+ * @perm: sacred_rmem_change_perm(): each memory's answer
+ */
+struct sacred_rmem_result {
+	unsigned int nr_mems;
+	uint32_t ok;
+	uint32_t done;
+	int status[SACRED_RMEM_MAX];
+	struct sacred_perm_result perm[SACRED_RMEM_MAX];
+};
+
+/**
+ * sacred_rmem_create() - connect to every memory; a minority may fail
+ *
+ * Return: 0, -EINVAL, -ENOMEM, or the last connection error when fewer
+ * than a quorum connected.
+ */
+int sacred_rmem_create(const struct sacred_rmem_attr *attr,
+		       struct sacred_rmem **rm);
+
+/** sacred_rmem_destroy() - disconnect and free @rm; NULL is ok */
+void sacred_rmem_destroy(struct sacred_rmem *rm);
+
+/** sacred_rmem_nr_mems() - how many memories @rm has */
+unsigned int sacred_rmem_nr_mems(const struct sacred_rmem *rm);
+
+/** sacred_rmem_quorum() - how many make a quorum: nr_mems / 2 + 1 */
+unsigned int sacred_rmem_quorum(const struct sacred_rmem *rm);
+
+/** sacred_rmem_up() - bit mask of the memories connected now */
+uint32_t sacred_rmem_up(const struct sacred_rmem *rm);
+
+/** sacred_rmem_conn() - the connection to memory @i (owned by @rm) */
+struct sacred_conn *sacred_rmem_conn(struct sacred_rmem *rm, unsigned int i);
+
+/**
+ * sacred_rmem_revive() - reconnect the memories not connected (regions
+ * attached again); returns how many are connected afterwards
+ */
+int sacred_rmem_revive(struct sacred_rmem *rm);
+
+/**
+ * sacred_rmem_attach() - attach a region on every memory
+ *
+ * Return: 0 when a quorum attached, else as sacred_rmem_write().
+ */
+int sacred_rmem_attach(struct sacred_rmem *rm, uint32_t region_id,
+		       struct sacred_rmem_result *res);
+
+/**
+ * sacred_rmem_write() - write to every memory, return at a quorum
+ *
+ * Return: 0 when a quorum acknowledged; otherwise, most telling first,
+ * -EACCES (access refused), -ENOENT, -ECONNRESET (connections broke),
+ * -ETIMEDOUT, -ENOTCONN (too few connected); -EINVAL, -EMSGSIZE.
+ */
+int sacred_rmem_write(struct sacred_rmem *rm, uint32_t region_id,
+		      uint64_t offset, const void *buf, size_t len,
+		      struct sacred_rmem_result *res);
+
+/**
+ * sacred_rmem_read() - read from every memory into @bufs[i], return at a
+ * quorum (or, with @all, when every memory answered or timed out)
+ *
+ * Return: 0 when a quorum answered; otherwise as sacred_rmem_write().
+ */
+int sacred_rmem_read(struct sacred_rmem *rm, uint32_t region_id,
+		     uint64_t offset, void *const *bufs, size_t len, bool all,
+		     struct sacred_rmem_result *res);
+
+/**
+ * sacred_rmem_change_perm() - changePermission on every memory
+ *
+ * Return: 0 when a quorum accepted; -EPERM when refused by enough
+ * policies; otherwise as sacred_rmem_write().
+ */
+int sacred_rmem_change_perm(struct sacred_rmem *rm,
+			    const struct sacred_perm_req *req,
+			    struct sacred_rmem_result *res);
 
 #ifdef __cplusplus
 }

@@ -6,10 +6,41 @@
 # its own TAP; scripts/check merges them into one stream.
 #
 # sacred_module runs last: it unloads and reloads the module.
+#
+# Then the programs in SACRED_VALGRIND (default: the data-path tests) run
+# again under valgrind, as suites "<name>-valgrind": their own TAP, plus one
+# line saying whether valgrind found invalid accesses, uses of undefined
+# values or leaks (definite or indirect) in any test's process. Set
+# SACRED_VALGRIND="" to skip them; they are skipped without valgrind.
 cd "$(dirname "$0")" || exit 1
 rc=0
-for t in ${SACRED_SELFTESTS:-sacred_netlink sacred_dev sacred_mem sacred_region sacred_conn sacred_wire sacred_auth sacred_perm sacred_revoke sacred_module}; do
+
+valgrind_run() { # valgrind_run PROGRAM
+	log=$(mktemp)
+	echo "# selftest: $1-valgrind"
+	SACRED_CONN_TIMEOUT_MS=30000 valgrind -q --error-exitcode=99 \
+		--leak-check=full --show-leak-kinds=definite,indirect \
+		--errors-for-leak-kinds=definite,indirect \
+		--log-file="$log" "./$1"
+	st=$?
+	if [ -s "$log" ] || [ "$st" -eq 99 ]; then
+		sed 's/^/# /' "$log"
+		echo "not ok 999 valgrind: errors or leaks (exit status $st)"
+		rc=1
+	else
+		echo "ok 999 valgrind: no invalid accesses, no leaks"
+	fi
+	[ "$st" -eq 0 ] || rc=1
+	rm -f "$log"
+}
+
+for t in ${SACRED_SELFTESTS:-sacred_netlink sacred_dev sacred_mem sacred_region sacred_conn sacred_io sacred_rmem sacred_wire sacred_auth sacred_perm sacred_revoke sacred_module}; do
 	echo "# selftest: $t"
 	"./$t" || rc=1
 done
+if command -v valgrind > /dev/null; then
+	for t in ${SACRED_VALGRIND-sacred_conn sacred_io sacred_rmem}; do
+		valgrind_run "$t"
+	done
+fi
 exit $rc
