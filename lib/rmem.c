@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause
+/*
+ * libsacred - replicated memory: m memory instances that, with a minority
+ * of them crashed, behave as one memory that does not fail.
+ *
+ * This file owns struct sacred_rmem: one connection per memory (built on
+ * the asynchronous data path of conn.c), the quorum rule, and the
+ * bookkeeping of operations that are still in flight on slow memories
+ * when a call has its quorum and returns.
+ *
+ * Every call sends the same operation to every memory that is connected,
+ * waits until a quorum (a majority: m / 2 + 1) has answered with success
+ * or until a quorum can no longer succeed, and reports each memory's
+ * outcome. A region is replicated by giving it the same id on every
+ * memory.
+ *
+ * Stragglers: a memory that has not answered when the quorum is reached
+ * keeps its operation; its result is taken and dropped by a later call
+ * (results carry the call's sequence number). A READ therefore never
+ * lands in the caller's buffer after the call returned: each memory reads
+ * into a buffer of the handle, copied out only for memories that answered
+ * in time. A memory whose connection broke (it crashed, was brought down,
+ * or fenced this process on a revoke) is skipped until
+ * sacred_rmem_revive() reconnects it.
+ *
+ * Not thread-safe: one thread at a time per handle.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <netinet/in.h>
+
+#include "sacred.h"
+
+#define RMEM_MAX_IO_DEFAULT	4096
+#define RMEM_TIMEOUT_DEFAULT	2000
+
+/**
+ * struct sacred_rmem - a replicated memory
+ * @process_id: who we are
+ * @nr_mems: memories
+ * @quorum: a majority of @nr_mems
+ * @max_io: largest READ or WRITE
+ * @seq: sequence number of the last call; results of older ones are
+ *	stragglers
+ * @attr: what each connection was (and is re-) created with
+ * @conns: the connections; NULL for a memory never connected
+ * @rbuf: per-memory READ buffers, @max_io bytes each
+ */
+struct sacred_rmem {
+	uint32_t process_id;
+	unsigned int nr_mems;
+	unsigned int quorum;
+	size_t max_io;
+	uint64_t seq;
+	struct sacred_conn_attr attr[SACRED_RMEM_MAX];
+	struct sockaddr_storage addr[SACRED_RMEM_MAX];
+	uint8_t key[SACRED_RMEM_MAX][SACRED_MAC_LEN];
+	struct sacred_conn *conns[SACRED_RMEM_MAX];
+	uint8_t *rbuf[SACRED_RMEM_MAX];
+};
+
+static uint64_t rmem_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool rmem_usable(const struct sacred_rmem *rm, unsigned int i)
+{
+	return rm->conns[i] && !sacred_conn_broken(rm->conns[i]);
+}
+
+/**
+ * sacred_rmem_create() - connect to the memories of a replicated memory
+ * @attr: the memories and who we are; see &struct sacred_rmem_attr
+ * @rmp: on success, the new handle
+ *
+ * Connects to every memory in turn. A minority may fail (they are down,
+ * or unreachable): they stay disconnected until sacred_rmem_revive().
+ *
+ * Return: 0; -EINVAL for bad attributes; -ENOMEM; otherwise the error of
+ * the last memory that failed, when fewer than a quorum connected.
+ */
+int sacred_rmem_create(const struct sacred_rmem_attr *attr,
+		       struct sacred_rmem **rmp)
+{
+	struct sacred_rmem *rm;
+	unsigned int i, up = 0;
+	int ret = 0;
+
+	if (!attr || !rmp || !attr->nr_mems ||
+	    attr->nr_mems > SACRED_RMEM_MAX || !attr->mems ||
+	    attr->max_io > (1U << 30))
+		return -EINVAL;
+	for (i = 0; i < attr->nr_mems; i++) {
+		const struct sockaddr *sa = attr->mems[i].addr;
+
+		if (!sa || (sa->sa_family != AF_INET &&
+			    sa->sa_family != AF_INET6) ||
+		    attr->mems[i].timeout_ms < 0)
+			return -EINVAL;
+	}
+
+	rm = calloc(1, sizeof(*rm));
+	if (!rm)
+		return -ENOMEM;
+	rm->process_id = attr->process_id;
+	rm->nr_mems = attr->nr_mems;
+	rm->quorum = attr->nr_mems / 2 + 1;
+	rm->max_io = attr->max_io ?: RMEM_MAX_IO_DEFAULT;
+
+	for (i = 0; i < rm->nr_mems; i++) {
+		const struct sacred_rmem_member *m = &attr->mems[i];
+		struct sacred_conn_attr *ca = &rm->attr[i];
+
+		memcpy(&rm->addr[i], m->addr,
+		       m->addr->sa_family == AF_INET ?
+		       sizeof(struct sockaddr_in) :
+		       sizeof(struct sockaddr_in6));
+		ca->addr = (struct sockaddr *)&rm->addr[i];
+		ca->process_id = attr->process_id;
+		ca->timeout_ms = m->timeout_ms ?: RMEM_TIMEOUT_DEFAULT;
+		ca->queue_depth = attr->queue_depth;
+		/* Every slot can hold the largest operation. */
+		ca->bounce_size = rm->max_io *
+				  (attr->queue_depth ?: 16);
+		if (ca->bounce_size < 64 * (attr->queue_depth ?: 16))
+			ca->bounce_size = 64 * (attr->queue_depth ?: 16);
+		if (m->key) {
+			memcpy(rm->key[i], m->key, SACRED_MAC_LEN);
+			ca->key = rm->key[i];
+		}
+		rm->rbuf[i] = malloc(rm->max_io);
+		if (!rm->rbuf[i]) {
+			ret = -ENOMEM;
+			goto err;
+		}
+	}
+	for (i = 0; i < rm->nr_mems; i++) {
+		int r = sacred_conn_create(&rm->attr[i], &rm->conns[i]);
+
+		if (r) {
+			rm->conns[i] = NULL;
+			ret = r;
+			continue;
+		}
+		up++;
+	}
+	if (up < rm->quorum)
+		goto err;
+	*rmp = rm;
+	return 0;
+
+err:
+	sacred_rmem_destroy(rm);
+	return ret ?: -ENOTCONN;
+}
+
+/** sacred_rmem_destroy() - disconnect from every memory and free @rm */
+void sacred_rmem_destroy(struct sacred_rmem *rm)
+{
+	unsigned int i;
+
+	if (!rm)
+		return;
+	for (i = 0; i < rm->nr_mems; i++) {
+		sacred_conn_destroy(rm->conns[i]);
+		free(rm->rbuf[i]);
+	}
+	memset(rm->key, 0, sizeof(rm->key));
+	free(rm);
+}
+
+/** sacred_rmem_nr_mems() - the number of memories of @rm */
+unsigned int sacred_rmem_nr_mems(const struct sacred_rmem *rm)
+{
+	return rm->nr_mems;
+}
+
+/** sacred_rmem_quorum() - how many memories make a quorum of @rm */
+unsigned int sacred_rmem_quorum(const struct sacred_rmem *rm)
+{
+	return rm->quorum;
+}
+
+/**
+ * sacred_rmem_conn() - the connection to memory @i, or NULL while there is
+ * none; it belongs to @rm (do not destroy it, and do not leave
+ * asynchronous operations of your own on it)
+ */
+struct sacred_conn *sacred_rmem_conn(struct sacred_rmem *rm, unsigned int i)
+{
+	return i < rm->nr_mems ? rm->conns[i] : NULL;
+}
+
+/**
+ * sacred_rmem_up() - the memories whose connections are usable, as a bit
+ * mask (bit i: memory i)
+ */
+uint32_t sacred_rmem_up(const struct sacred_rmem *rm)
+{
+	uint32_t mask = 0;
+	unsigned int i;
+
+	for (i = 0; i < rm->nr_mems; i++)
+		if (rmem_usable(rm, i))
+			mask |= 1U << i;
+	return mask;
+}
+
+/**
+ * sacred_rmem_revive() - reconnect every memory that is not connected
+ * @rm: the handle
+ *
+ * A broken connection is reconnected (its regions attached again, with
+ * fresh keys: see sacred_conn_reconnect()), a memory never reached is
+ * connected. Each attempt takes up to that memory's timeout when it does
+ * not answer.
+ *
+ * Return: the number of memories usable afterwards.
+ */
+int sacred_rmem_revive(struct sacred_rmem *rm)
+{
+	struct sacred_io_result res[16];
+	unsigned int i, up = 0;
+
+	for (i = 0; i < rm->nr_mems; i++) {
+		if (rmem_usable(rm, i)) {
+			up++;
+			continue;
+		}
+		if (!rm->conns[i]) {
+			if (sacred_conn_create(&rm->attr[i], &rm->conns[i]))
+				rm->conns[i] = NULL;
+			else
+				up++;
+			continue;
+		}
+		/* Results of the broken connection are stragglers. */
+		while (sacred_io_poll(rm->conns[i], res, 16) > 0)
+			;
+		if (!sacred_conn_reconnect(rm->conns[i]))
+			up++;
+	}
+	return up;
+}
+
+/*
+ * The error a call that missed its quorum returns: a refusal by a policy
+ * (-EPERM) or by the memory's access check (-EACCES) says the most, then
+ * -ENOENT, then a broken connection (crashed, down, or fenced), then a
+ * timeout.
+ */
+static int rmem_error(const struct sacred_rmem_result *res)
+{
+	static const int rank[] = { -EPERM, -EACCES, -ENOENT, -ECONNRESET,
+				    -ETIMEDOUT };
+	unsigned int r, i;
+
+	for (r = 0; r < sizeof(rank) / sizeof(rank[0]); r++)
+		for (i = 0; i < res->nr_mems; i++)
+			if (res->status[i] == rank[r])
+				return rank[r];
+	for (i = 0; i < res->nr_mems; i++)
+		if (res->status[i] && res->status[i] != -EINPROGRESS &&
+		    res->status[i] != -ENOTCONN)
+			return res->status[i];
+	return -ENOTCONN;
+}
+
+/*
+ * Post @io (one per memory) to every usable memory and collect results
+ * until a quorum succeeded, a quorum can no longer succeed, everyone
+ * answered (@all), or the slowest memory's timeout passed. @bufs: where
+ * READs of memories that answer in time are copied.
+ */
+static int rmem_run(struct sacred_rmem *rm, struct sacred_io *io,
+		    void *const *bufs, bool all, struct sacred_rmem_result *res)
+{
+	struct sacred_rmem_result local;
+	unsigned int i, failed = 0, ok = 0, waiting = 0;
+	uint64_t deadline, seq = ++rm->seq;
+	int timeout = 0, ret;
+
+	if (!res)
+		res = &local;
+	memset(res, 0, sizeof(*res));
+	res->nr_mems = rm->nr_mems;
+	for (i = 0; i < rm->nr_mems; i++) {
+		res->status[i] = -ENOTCONN;
+		if (!rmem_usable(rm, i)) {
+			failed++;
+			continue;
+		}
+		io[i].user_data = seq;
+		ret = sacred_io_post(rm->conns[i], &io[i], 1);
+		if (ret < 0) {
+			res->status[i] = ret;
+			res->done |= 1U << i;
+			failed++;
+			continue;
+		}
+		res->status[i] = -EINPROGRESS;
+		waiting++;
+		if (rm->attr[i].timeout_ms > timeout)
+			timeout = rm->attr[i].timeout_ms;
+	}
+
+	/* Operations time out in the connections; this is a backstop. */
+	deadline = rmem_now_ms() + 2 * (uint64_t)timeout + 100;
+	while (waiting && (all || (ok < rm->quorum &&
+				   failed <= rm->nr_mems - rm->quorum))) {
+		uint64_t now = rmem_now_ms();
+
+		if (now >= deadline)
+			break;
+		ret = sacred_io_wait(rm->conns, rm->nr_mems,
+				     (int)(deadline - now));
+		if (ret < 0)
+			return ret;
+		for (i = 0; i < rm->nr_mems; i++) {
+			struct sacred_io_result r;
+
+			if (!rm->conns[i])
+				continue;
+			while (sacred_io_poll(rm->conns[i], &r, 1) == 1) {
+				if (r.user_data != seq)
+					continue;	/* a straggler */
+				waiting--;
+				res->done |= 1U << i;
+				res->status[i] = r.status;
+				if (io[i].opcode == SACRED_IO_PERM)
+					res->perm[i] = r.perm;
+				if (r.status) {
+					failed++;
+					continue;
+				}
+				ok++;
+				res->ok |= 1U << i;
+				if (io[i].opcode == SACRED_IO_READ && io[i].len)
+					memcpy(bufs[i], rm->rbuf[i],
+					       io[i].len);
+			}
+		}
+	}
+	return ok >= rm->quorum ? 0 : rmem_error(res);
+}
+
+/**
+ * sacred_rmem_attach() - attach a region (same id on every memory) on
+ * every usable memory, blocking, one memory after the other
+ * @rm: the handle
+ * @region_id: the region
+ * @res: each memory's outcome (may be NULL)
+ *
+ * Return: 0 when a quorum attached; otherwise as sacred_rmem_write().
+ */
+int sacred_rmem_attach(struct sacred_rmem *rm, uint32_t region_id,
+		       struct sacred_rmem_result *res)
+{
+	struct sacred_rmem_result local;
+	unsigned int i, ok = 0;
+
+	if (!rm)
+		return -EINVAL;
+	if (!res)
+		res = &local;
+	memset(res, 0, sizeof(*res));
+	res->nr_mems = rm->nr_mems;
+	for (i = 0; i < rm->nr_mems; i++) {
+		res->status[i] = -ENOTCONN;
+		if (!rmem_usable(rm, i))
+			continue;
+		res->status[i] = sacred_attach(rm->conns[i], region_id, NULL);
+		res->done |= 1U << i;
+		if (!res->status[i]) {
+			res->ok |= 1U << i;
+			ok++;
+		}
+	}
+	return ok >= rm->quorum ? 0 : rmem_error(res);
+}
+
+/**
+ * sacred_rmem_write() - write the same bytes to a region on every memory
+ * @rm: the handle
+ * @region_id: the region
+ * @offset: first byte
+ * @buf: the bytes (copied before the call returns)
+ * @len: at most the handle's max_io
+ * @res: each memory's outcome (may be NULL)
+ *
+ * Returns when a quorum of memories acknowledged, or a quorum can no
+ * longer do so. Memories that had not answered by then still carry the
+ * write out (it is not cancelled).
+ *
+ * Return: 0 when a quorum acknowledged; -EINVAL, -EMSGSIZE for bad
+ * arguments; otherwise the quorum was missed, and the error says why, most
+ * telling first: -EACCES (access refused: permission revoked), -ENOENT,
+ * -ECONNRESET (connections broke: memories crashed or down, or this
+ * process was fenced), -ETIMEDOUT, -ENOTCONN (too few memories
+ * connected). Writes may have landed on some memories, in whole or in
+ * part.
+ */
+int sacred_rmem_write(struct sacred_rmem *rm, uint32_t region_id,
+		      uint64_t offset, const void *buf, size_t len,
+		      struct sacred_rmem_result *res)
+{
+	struct sacred_io io[SACRED_RMEM_MAX];
+	unsigned int i;
+
+	if (!rm || (!buf && len))
+		return -EINVAL;
+	if (len > rm->max_io)
+		return -EMSGSIZE;
+	for (i = 0; i < rm->nr_mems; i++)
+		io[i] = (struct sacred_io){
+			.opcode = SACRED_IO_WRITE,
+			.region_id = region_id,
+			.offset = offset,
+			.buf = (void *)buf,
+			.len = len,
+		};
+	return rmem_run(rm, io, NULL, false, res);
+}
+
+/**
+ * sacred_rmem_read() - read the same bytes of a region from every memory
+ * @rm: the handle
+ * @region_id: the region
+ * @offset: first byte
+ * @bufs: one buffer of @len bytes per memory; bufs[i] gets memory i's
+ *	bytes if it answered in time (bit i of @res->ok)
+ * @len: at most the handle's max_io
+ * @all: wait for every usable memory (up to its timeout), not just a
+ *	quorum
+ * @res: each memory's outcome (may be NULL)
+ *
+ * Return: 0 when a quorum answered; otherwise as sacred_rmem_write().
+ */
+int sacred_rmem_read(struct sacred_rmem *rm, uint32_t region_id,
+		     uint64_t offset, void *const *bufs, size_t len, bool all,
+		     struct sacred_rmem_result *res)
+{
+	struct sacred_io io[SACRED_RMEM_MAX];
+	unsigned int i;
+
+	if (!rm || !bufs)
+		return -EINVAL;
+	if (len > rm->max_io)
+		return -EMSGSIZE;
+	for (i = 0; i < rm->nr_mems; i++) {
+		if (!bufs[i] && len)
+			return -EINVAL;
+		io[i] = (struct sacred_io){
+			.opcode = SACRED_IO_READ,
+			.region_id = region_id,
+			.offset = offset,
+			.buf = rm->rbuf[i],
+			.len = len,
+		};
+	}
+	return rmem_run(rm, io, bufs, all, res);
+}
+
+/**
+ * sacred_rmem_change_perm() - changePermission on every memory
+ * @rm: the handle
+ * @req: the request, the same for every memory
+ * @res: each memory's outcome, with its answer in @res->perm[i]
+ *
+ * Return: 0 when a quorum accepted; -EPERM when a policy refused on
+ * enough memories that no quorum can accept (see @res->perm[i].reason);
+ * otherwise as sacred_rmem_write().
+ */
+int sacred_rmem_change_perm(struct sacred_rmem *rm,
+			    const struct sacred_perm_req *req,
+			    struct sacred_rmem_result *res)
+{
+	struct sacred_io io[SACRED_RMEM_MAX];
+	unsigned int i;
+
+	if (!rm || !req)
+		return -EINVAL;
+	for (i = 0; i < rm->nr_mems; i++)
+		io[i] = (struct sacred_io){
+			.opcode = SACRED_IO_PERM,
+			.perm = *req,
+		};
+	return rmem_run(rm, io, NULL, false, res);
+}

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sacred_rmem - replicated memory over three memory instances (one per
+ * rxe device): quorum writes and reads, a minority down, a majority down,
+ * revival, and quorum changePermission on exclusive-writer regions, where
+ * the process that lost write permission learns it from the quorum.
+ *
+ * Every instance has region REGION (same id everywhere) with policy
+ * exclusive-writer; processes A and B are members with read-write.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <linux/sacred.h>
+
+#include "kselftest_harness.h"
+#include "sacred.h"
+#include "sacred_test.h"
+
+#define TEST_CM_PORT	7501
+#define REGION		7
+#define REGION_SIZE	65536
+#define PROC_A		301
+#define PROC_B		302
+#define NR_MEMS		3
+#define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
+
+FIXTURE(rmem) {
+	struct sacred_ctrl *ctrl;
+	struct sacred_mem_info mem[NR_MEMS];
+	bool have[NR_MEMS];
+	struct sacred_rmem *a, *b;
+};
+
+static int rmem_as(struct sacred_mem_info *mem, uint32_t pid,
+		   struct sacred_rmem **rm)
+{
+	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
+	struct sacred_rmem_member m[NR_MEMS];
+	struct sacred_rmem_attr attr = {
+		.process_id = pid,
+		.nr_mems = NR_MEMS,
+		.mems = m,
+		.max_io = 4096,
+	};
+	unsigned int i;
+
+	for (i = 0; i < NR_MEMS; i++)
+		m[i] = (struct sacred_rmem_member){
+			.addr = (struct sockaddr *)&mem[i].addr,
+			.timeout_ms = t ? atoi(t) : 1000,
+		};
+	return sacred_rmem_create(&attr, rm);
+}
+
+static int mem_state(struct sacred_ctrl *ctrl, struct sacred_mem_info *mem,
+		     uint8_t state)
+{
+	return sacred_mem_set(ctrl, mem->id, state, 0, NULL);
+}
+
+FIXTURE_SETUP(rmem)
+{
+	struct sacred_acl_entry acl[2] = {
+		{ .process_id = PROC_A, .access = RW },
+		{ .process_id = PROC_B, .access = RW },
+	};
+	struct sacred_perm_req req = { .region_id = REGION, .access = RW };
+	char dev[64];
+	unsigned int i;
+	int ret = sacred_ctrl_open(&self->ctrl);
+
+	if (ret == -ENOENT)
+		SKIP(return, "sacred.ko is not loaded");
+	ASSERT_EQ(0, ret);
+	if (!env_word("SACRED_RXE_DEVS", NR_MEMS - 1, dev, sizeof(dev)))
+		SKIP(return, "needs three rxe devices");
+	for (i = 0; i < NR_MEMS; i++) {
+		struct sacred_mem_params p = {
+			.id = SACRED_MEM_ID_ANY,
+			.cm_port = TEST_CM_PORT,
+			.dev_name = dev,
+		};
+
+		ASSERT_NE(NULL, env_word("SACRED_RXE_DEVS", i, dev,
+					 sizeof(dev)));
+		ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem[i]));
+		self->have[i] = true;
+		ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem[i].id,
+					       REGION, REGION_SIZE,
+					       SACRED_POLICY_EXCLUSIVE_WRITER,
+					       NULL));
+		ASSERT_EQ(0, sacred_region_set_acl(self->ctrl,
+						   self->mem[i].id, REGION,
+						   acl, 2));
+	}
+	ASSERT_EQ(0, rmem_as(self->mem, PROC_A, &self->a));
+	ASSERT_EQ(0, sacred_rmem_attach(self->a, REGION, NULL));
+	ASSERT_EQ(0, sacred_rmem_change_perm(self->a, &req, NULL));
+}
+
+FIXTURE_TEARDOWN(rmem)
+{
+	unsigned int i;
+
+	sacred_rmem_destroy(self->a);
+	sacred_rmem_destroy(self->b);
+	for (i = 0; i < NR_MEMS; i++)
+		if (self->have[i])
+			sacred_mem_del(self->ctrl, self->mem[i].id);
+	sacred_ctrl_close(self->ctrl);
+}
+
+TEST_F(rmem, quorum_write_then_read_everywhere)
+{
+	uint64_t v = 0x5eed, got[NR_MEMS] = { 0 };
+	void *bufs[NR_MEMS] = { &got[0], &got[1], &got[2] };
+	struct sacred_rmem_result res;
+	unsigned int i;
+
+	EXPECT_EQ(NR_MEMS, sacred_rmem_nr_mems(self->a));
+	EXPECT_EQ(2, sacred_rmem_quorum(self->a));
+	EXPECT_EQ(7, sacred_rmem_up(self->a));
+	ASSERT_EQ(0, sacred_rmem_write(self->a, REGION, 8, &v, sizeof(v),
+				       &res));
+	EXPECT_LE(2, __builtin_popcount(res.ok));
+	/* @all: every memory answers, and all three have the write. */
+	ASSERT_EQ(0, sacred_rmem_read(self->a, REGION, 8, bufs, sizeof(v),
+				      true, &res));
+	EXPECT_EQ(7, res.ok);
+	for (i = 0; i < NR_MEMS; i++) {
+		EXPECT_EQ(0, res.status[i]);
+		EXPECT_EQ(v, got[i]);
+	}
+	EXPECT_EQ(-EMSGSIZE, sacred_rmem_write(self->a, REGION, 0, &v, 8192,
+					       NULL));
+}
+
+/* A minority down: the replicated memory goes on as if nothing failed. */
+TEST_F(rmem, minority_down_then_revived)
+{
+	uint64_t v = 1, got[NR_MEMS] = { 0 };
+	void *bufs[NR_MEMS] = { &got[0], &got[1], &got[2] };
+	struct sacred_rmem_result res;
+
+	ASSERT_EQ(0, mem_state(self->ctrl, &self->mem[2], SACRED_MEM_DOWN));
+	for (v = 1; v <= 5; v++)
+		ASSERT_EQ(0, sacred_rmem_write(self->a, REGION, 0, &v,
+					       sizeof(v), &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_NE(0, res.status[2]);
+	TH_LOG("memory 2 down: status %d", res.status[2]);
+	EXPECT_EQ(3, sacred_rmem_up(self->a));
+	ASSERT_EQ(0, sacred_rmem_read(self->a, REGION, 0, bufs, sizeof(v),
+				      true, &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(5, got[0]);
+	EXPECT_EQ(5, got[1]);
+
+	/* Down: revive cannot reach it; up again: it comes back. */
+	EXPECT_EQ(2, sacred_rmem_revive(self->a));
+	ASSERT_EQ(0, mem_state(self->ctrl, &self->mem[2], SACRED_MEM_UP));
+	EXPECT_EQ(3, sacred_rmem_revive(self->a));
+	EXPECT_EQ(7, sacred_rmem_up(self->a));
+	/* Its grant outlived the crash: A writes all three again. */
+	v = 6;
+	ASSERT_EQ(0, sacred_rmem_write(self->a, REGION, 0, &v, sizeof(v),
+				       NULL));
+	ASSERT_EQ(0, sacred_rmem_read(self->a, REGION, 0, bufs, sizeof(v),
+				      true, &res));
+	EXPECT_EQ(7, res.ok);
+	EXPECT_EQ(6, got[2]);
+}
+
+/* A majority down: no quorum, and the error says the memories are gone. */
+TEST_F(rmem, majority_down_is_no_quorum)
+{
+	uint64_t v = 9, got[NR_MEMS];
+	void *bufs[NR_MEMS] = { &got[0], &got[1], &got[2] };
+	struct sacred_rmem_result res;
+	int ret;
+
+	ASSERT_EQ(0, mem_state(self->ctrl, &self->mem[0], SACRED_MEM_DOWN));
+	ASSERT_EQ(0, mem_state(self->ctrl, &self->mem[1], SACRED_MEM_DOWN));
+	ret = sacred_rmem_write(self->a, REGION, 0, &v, sizeof(v), &res);
+	TH_LOG("write with two of three down: %d", ret);
+	EXPECT_TRUE(ret == -ECONNRESET || ret == -ENOTCONN);
+	ret = sacred_rmem_read(self->a, REGION, 0, bufs, sizeof(v), false,
+			       &res);
+	EXPECT_EQ(-ENOTCONN, ret);
+	EXPECT_EQ(4, sacred_rmem_up(self->a));
+}
+
+/*
+ * B takes write permission on a quorum; A's next quorum write fails and
+ * says why; what B wrote is what a quorum read shows.
+ */
+TEST_F(rmem, losing_write_permission_is_reported)
+{
+	struct sacred_perm_req req = { .region_id = REGION, .access = RW };
+	uint64_t v = 100, got[NR_MEMS] = { 0 };
+	void *bufs[NR_MEMS] = { &got[0], &got[1], &got[2] };
+	struct sacred_rmem_result res;
+	unsigned int i;
+	int ret;
+
+	ASSERT_EQ(0, sacred_rmem_write(self->a, REGION, 0, &v, sizeof(v),
+				       NULL));
+	ASSERT_EQ(0, rmem_as(self->mem, PROC_B, &self->b));
+	ASSERT_EQ(0, sacred_rmem_attach(self->b, REGION, NULL));
+	ASSERT_EQ(0, sacred_rmem_change_perm(self->b, &req, &res));
+	for (i = 0; i < NR_MEMS; i++)
+		if (res.ok & (1U << i))
+			EXPECT_EQ(RW, res.perm[i].region.access);
+
+	v = 200;
+	ret = sacred_rmem_write(self->a, REGION, 0, &v, sizeof(v), &res);
+	TH_LOG("A after B took write: %d (%d %d %d)", ret, res.status[0],
+	       res.status[1], res.status[2]);
+	EXPECT_TRUE(ret == -EACCES || ret == -ECONNRESET);
+
+	v = 300;
+	ASSERT_EQ(0, sacred_rmem_write(self->b, REGION, 0, &v, sizeof(v),
+				       NULL));
+	ASSERT_EQ(0, sacred_rmem_read(self->b, REGION, 0, bufs, sizeof(v),
+				      true, &res));
+	for (i = 0; i < NR_MEMS; i++)
+		EXPECT_EQ(300, got[i]);
+
+	/* A comes back as a reader: it sees B's value, cannot write. */
+	EXPECT_EQ(NR_MEMS, sacred_rmem_revive(self->a));
+	ASSERT_EQ(0, sacred_rmem_read(self->a, REGION, 0, bufs, sizeof(v),
+				      false, &res));
+	for (i = 0; i < NR_MEMS; i++)
+		if (res.ok & (1U << i))
+			EXPECT_EQ(300, got[i]);
+	v = 400;
+	EXPECT_EQ(-EACCES, sacred_rmem_write(self->a, REGION, 0, &v,
+					     sizeof(v), NULL));
+}
+
+TEST_HARNESS_MAIN
