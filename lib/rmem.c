@@ -183,6 +183,18 @@ unsigned int sacred_rmem_nr_mems(const struct sacred_rmem *rm)
 	return rm->nr_mems;
 }
 
+/** sacred_rmem_process_id() - the process @rm connects as */
+uint32_t sacred_rmem_process_id(const struct sacred_rmem *rm)
+{
+	return rm->process_id;
+}
+
+/** sacred_rmem_max_io() - the largest READ or WRITE of @rm */
+size_t sacred_rmem_max_io(const struct sacred_rmem *rm)
+{
+	return rm->max_io;
+}
+
 /** sacred_rmem_quorum() - how many memories make a quorum of @rm */
 unsigned int sacred_rmem_quorum(const struct sacred_rmem *rm)
 {

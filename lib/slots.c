@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause
+/*
+ * libsacred - owned and shared regions: a replicated region (same id on
+ * every memory of a struct sacred_rmem) cut into slots, each holding the
+ * latest of a sequence of cells (lib/cell.c).
+ *
+ * Owned region: the region's policy is swmr (or the ACL gives write to
+ * one process only): the memory itself refuses every other writer, so a
+ * slot is a single-writer multi-reader regular register - a read returns
+ * the last completed write or one that is in progress. Shared region:
+ * every member may write; writers race per memory, the newest cell
+ * (sequence number, then process id) wins, and a write may be lost to a
+ * concurrent one: the layers above must resolve contention (Disk Paxos
+ * does it with ballots).
+ *
+ * A slot is two cells. A write goes into cell (seq % 2): sequence numbers
+ * of one writer grow by one, so a write that is torn (its writer revoked
+ * or crashed in the middle) can only destroy the cell of two writes ago,
+ * never the last completed one. A read fetches both cells from a quorum
+ * and takes the newest valid cell of all.
+ *
+ * Opening an owned region as its writer reads every slot once, so that a
+ * restarted writer goes on above the sequence numbers it used before.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sacred.h"
+
+/**
+ * struct sacred_slots - a region of slots on a replicated memory
+ * @rm: the replicated memory (not owned)
+ * @region_id: the region, the same on every memory
+ * @cell_size: bytes of one cell: header plus the largest payload, rounded
+ *	up to 8
+ * @nr_slots: slots in the region
+ * @shared: any member may write
+ * @writer: this process holds write access on a quorum
+ * @seq: per slot, the last sequence number written or seen
+ * @bufs: per memory, a two-cell read buffer
+ */
+struct sacred_slots {
+	struct sacred_rmem *rm;
+	uint32_t region_id;
+	size_t cell_size;
+	unsigned int nr_slots;
+	bool shared;
+	bool writer;
+	uint64_t *seq;
+	uint8_t *bufs[SACRED_RMEM_MAX];
+	uint8_t *cell;
+};
+
+static uint64_t slot_offset(const struct sacred_slots *s, unsigned int slot)
+{
+	return (uint64_t)slot * 2 * s->cell_size;
+}
+
+/*
+ * Read slot @slot from a quorum: the newest valid cell of all into @best
+ * (pointing into the read buffers). Returns 0, -ENODATA if no memory has
+ * a valid cell, or the replicated memory's error.
+ */
+static int slots_fetch(struct sacred_slots *s, unsigned int slot,
+		       struct sacred_cell_view *best, bool all)
+{
+	struct sacred_rmem_result res;
+	unsigned int i, j, n = sacred_rmem_nr_mems(s->rm);
+	bool found = false;
+	int ret;
+
+	ret = sacred_rmem_read(s->rm, s->region_id, slot_offset(s, slot),
+			       (void *const *)s->bufs, 2 * s->cell_size, all,
+			       &res);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++) {
+		if (!(res.ok & (1U << i)))
+			continue;
+		for (j = 0; j < 2; j++) {
+			struct sacred_cell_view v;
+
+			if (sacred_cell_decode(s->bufs[i] + j * s->cell_size,
+					       s->cell_size, &v))
+				continue;
+			if (!found || sacred_cell_newer(&v, best)) {
+				*best = v;
+				found = true;
+			}
+		}
+	}
+	return found ? 0 : -ENODATA;
+}
+
+/**
+ * sacred_slots_open() - use a replicated region as slots
+ * @rm: the replicated memory; must outlive the handle
+ * @region_id: the region (attached on every memory by this call)
+ * @payload_max: the largest payload of a cell
+ * @nr_slots: slots the region holds; their cells must fit in the region
+ * @flags: SACRED_SLOTS_SHARED for a shared region, 0 for an owned one
+ * @sp: on success, the new handle
+ *
+ * Return: 0; -EINVAL; -ENOMEM; -ENOSPC if the slots do not fit in the
+ * region; -EMSGSIZE if two cells exceed the replicated memory's max_io;
+ * the errors of sacred_rmem_attach() and, for the writer of an owned
+ * region, of the first read of every slot.
+ */
+int sacred_slots_open(struct sacred_rmem *rm, uint32_t region_id,
+		      size_t payload_max, unsigned int nr_slots,
+		      unsigned int flags, struct sacred_slots **sp)
+{
+	unsigned int i, n, writers = 0;
+	struct sacred_region_attr a;
+	struct sacred_slots *s;
+	uint64_t size = 0;
+	int ret;
+
+	if (!rm || !sp || !nr_slots || flags & ~SACRED_SLOTS_SHARED ||
+	    payload_max > (1U << 24))
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->rm = rm;
+	s->region_id = region_id;
+	s->cell_size = (SACRED_CELL_HDR + payload_max + 7) & ~(size_t)7;
+	s->nr_slots = nr_slots;
+	s->shared = flags & SACRED_SLOTS_SHARED;
+	n = sacred_rmem_nr_mems(rm);
+	if (2 * s->cell_size > sacred_rmem_max_io(rm)) {
+		free(s);
+		return -EMSGSIZE;
+	}
+
+	ret = -ENOMEM;
+	s->seq = calloc(nr_slots, sizeof(*s->seq));
+	s->cell = malloc(s->cell_size);
+	if (!s->seq || !s->cell)
+		goto err;
+	for (i = 0; i < n; i++) {
+		s->bufs[i] = malloc(2 * s->cell_size);
+		if (!s->bufs[i])
+			goto err;
+	}
+
+	ret = sacred_rmem_attach(rm, region_id, NULL);
+	if (ret)
+		goto err;
+	for (i = 0; i < n; i++) {
+		struct sacred_conn *c = sacred_rmem_conn(rm, i);
+
+		if (!c || sacred_conn_region(c, region_id, &a))
+			continue;
+		size = a.size;
+		if (a.access & SACRED_ACCESS_WRITE)
+			writers++;
+	}
+	ret = -ENOSPC;
+	if (slot_offset(s, nr_slots) > size)
+		goto err;
+	s->writer = writers >= sacred_rmem_quorum(rm);
+
+	/* A writer goes on above whatever it (or anyone) wrote before. */
+	if (s->writer) {
+		for (i = 0; i < nr_slots; i++) {
+			struct sacred_cell_view v;
+
+			ret = slots_fetch(s, i, &v, true);
+			if (ret == -ENODATA)
+				continue;
+			if (ret)
+				goto err;
+			s->seq[i] = v.seq;
+		}
+	}
+	*sp = s;
+	return 0;
+
+err:
+	sacred_slots_close(s);
+	return ret;
+}
+
+/** sacred_slots_close() - free @s (the region stays as it is); NULL ok */
+void sacred_slots_close(struct sacred_slots *s)
+{
+	unsigned int i;
+
+	if (!s)
+		return;
+	for (i = 0; i < SACRED_RMEM_MAX; i++)
+		free(s->bufs[i]);
+	free(s->cell);
+	free(s->seq);
+	free(s);
+}
+
+/** sacred_slots_writer() - whether this process may write @s's slots */
+bool sacred_slots_writer(const struct sacred_slots *s)
+{
+	return s->writer;
+}
+
+/**
+ * sacred_slots_write() - write a new cell into a slot on a quorum
+ * @s: the slots
+ * @slot: which
+ * @data: the payload
+ * @len: at most payload_max
+ *
+ * In a shared region the sequence number is one above the newest cell a
+ * quorum read shows (one round trip more); in an owned one the writer's
+ * own counter.
+ *
+ * Return: 0 when a quorum holds the cell; -EPERM if this process does not
+ * hold write access (owned region, not its owner); -EINVAL, -EMSGSIZE;
+ * the errors of sacred_rmem_write() (-EACCES: write access was revoked).
+ */
+int sacred_slots_write(struct sacred_slots *s, unsigned int slot,
+		       const void *data, size_t len)
+{
+	struct sacred_cell_view v;
+	uint64_t seq;
+	int ret;
+
+	if (!s || slot >= s->nr_slots || (!data && len))
+		return -EINVAL;
+	if (len > s->cell_size - SACRED_CELL_HDR)
+		return -EMSGSIZE;
+	if (!s->writer && !s->shared)
+		return -EPERM;
+	if (s->shared) {
+		ret = slots_fetch(s, slot, &v, false);
+		if (ret && ret != -ENODATA)
+			return ret;
+		if (!ret && v.seq > s->seq[slot])
+			s->seq[slot] = v.seq;
+	}
+	seq = ++s->seq[slot];
+	ret = sacred_cell_encode(s->cell, s->cell_size, seq,
+				 sacred_rmem_process_id(s->rm), data, len);
+	if (ret)
+		return ret;
+	return sacred_rmem_write(s->rm, s->region_id,
+				 slot_offset(s, slot) +
+				 (seq % 2) * s->cell_size,
+				 s->cell, s->cell_size, NULL);
+}
+
+/**
+ * sacred_slots_read() - the newest valid cell of a slot on a quorum
+ * @s: the slots
+ * @slot: which
+ * @data: gets the payload
+ * @max: room in @data
+ * @view: gets seq, pid and len of the cell (@view->data is NULL: the
+ *	payload is in @data); may be NULL
+ *
+ * Return: 0; -ENODATA if the slot was never written (completely) on the
+ * quorum read; -ENOSPC if the payload exceeds @max (nothing copied);
+ * -EINVAL; the errors of sacred_rmem_read().
+ */
+int sacred_slots_read(struct sacred_slots *s, unsigned int slot, void *data,
+		      size_t max, struct sacred_cell_view *view)
+{
+	struct sacred_cell_view v;
+	int ret;
+
+	if (!s || slot >= s->nr_slots || (!data && max))
+		return -EINVAL;
+	ret = slots_fetch(s, slot, &v, false);
+	if (ret)
+		return ret;
+	if (v.len > max)
+		return -ENOSPC;
+	memcpy(data, v.data, v.len);
+	if (v.seq > s->seq[slot])
+		s->seq[slot] = v.seq;
+	if (view) {
+		*view = v;
+		view->data = NULL;
+	}
+	return 0;
+}

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sacred_prims - the SACRED-MA primitives on three memory instances (one
+ * per rxe device): owned regions (the memory refuses every writer but the
+ * owner), shared regions, the shared state table and the atomic register,
+ * each with a memory down, and a torn cell planted in one memory that a
+ * reader must never take as valid.
+ *
+ * Three processes P0..P2 (each its own replicated-memory handle, all in
+ * this test program). Regions, the same ids on every instance:
+ *   OWNED       swmr, P0 writes, P1 and P2 read
+ *   SHARED      static, everyone read-write
+ *   SST_BASE+r  swmr, Pr writes its row, the others read
+ *   REG_BASE+r  the same, for the register
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <linux/sacred.h>
+
+#include "kselftest_harness.h"
+#include "sacred.h"
+#include "sacred_test.h"
+
+#define TEST_CM_PORT	7511
+#define NR_MEMS		3
+#define NR_PROCS	3
+#define PID(i)		(401 + (i))
+#define OWNED		10
+#define SHARED		11
+#define SST_BASE	20
+#define REG_BASE	30
+#define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
+
+FIXTURE(prims) {
+	struct sacred_ctrl *ctrl;
+	struct sacred_mem_info mem[NR_MEMS];
+	bool have[NR_MEMS];
+	struct sacred_rmem *p[NR_PROCS];
+};
+
+/* Region @id on every instance, policy @policy, writer @writer (-1: all). */
+static int region_everywhere(struct sacred_ctrl *ctrl,
+			     struct sacred_mem_info *mem, uint32_t id,
+			     uint8_t policy, int writer)
+{
+	struct sacred_acl_entry acl[NR_PROCS];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < NR_PROCS; i++)
+		acl[i] = (struct sacred_acl_entry){
+			.process_id = PID(i),
+			.access = writer < 0 || (int)i == writer ?
+				  RW : SACRED_ACCESS_READ,
+		};
+	for (i = 0; i < NR_MEMS; i++) {
+		ret = sacred_region_new(ctrl, mem[i].id, id, 65536, policy,
+					NULL);
+		if (!ret)
+			ret = sacred_region_set_acl(ctrl, mem[i].id, id, acl,
+						    NR_PROCS);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+FIXTURE_SETUP(prims)
+{
+	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
+	struct sacred_rmem_member m[NR_MEMS];
+	char dev[64];
+	unsigned int i;
+	int ret = sacred_ctrl_open(&self->ctrl);
+
+	if (ret == -ENOENT)
+		SKIP(return, "sacred.ko is not loaded");
+	ASSERT_EQ(0, ret);
+	if (!env_word("SACRED_RXE_DEVS", NR_MEMS - 1, dev, sizeof(dev)))
+		SKIP(return, "needs three rxe devices");
+	for (i = 0; i < NR_MEMS; i++) {
+		struct sacred_mem_params p = {
+			.id = SACRED_MEM_ID_ANY,
+			.cm_port = TEST_CM_PORT,
+			.dev_name = dev,
+		};
+
+		ASSERT_NE(NULL, env_word("SACRED_RXE_DEVS", i, dev,
+					 sizeof(dev)));
+		ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem[i]));
+		self->have[i] = true;
+		m[i] = (struct sacred_rmem_member){
+			.addr = (struct sockaddr *)&self->mem[i].addr,
+			.timeout_ms = t ? atoi(t) : 1000,
+		};
+	}
+	ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem, OWNED,
+				       SACRED_POLICY_SWMR, 0));
+	ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem, SHARED,
+				       SACRED_POLICY_STATIC, -1));
+	for (i = 0; i < NR_PROCS; i++) {
+		ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem,
+					       SST_BASE + i,
+					       SACRED_POLICY_SWMR, i));
+		ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem,
+					       REG_BASE + i,
+					       SACRED_POLICY_SWMR, i));
+	}
+	for (i = 0; i < NR_PROCS; i++) {
+		struct sacred_rmem_attr a = {
+			.process_id = PID(i),
+			.nr_mems = NR_MEMS,
+			.mems = m,
+			.max_io = 4096,
+		};
+
+		ASSERT_EQ(0, sacred_rmem_create(&a, &self->p[i]));
+	}
+}
+
+FIXTURE_TEARDOWN(prims)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_PROCS; i++)
+		sacred_rmem_destroy(self->p[i]);
+	for (i = 0; i < NR_MEMS; i++)
+		if (self->have[i])
+			sacred_mem_del(self->ctrl, self->mem[i].id);
+	sacred_ctrl_close(self->ctrl);
+}
+
+/*
+ * A raw write on memory @i's connection of @rm, behind the primitives'
+ * back; waits while the replicated memory still has operations in flight
+ * there (stragglers of its last quorum call).
+ */
+static int raw_write(struct sacred_rmem *rm, unsigned int i, uint32_t region,
+		     uint64_t offset, const void *buf, size_t len)
+{
+	unsigned int tries;
+	int ret = -EBUSY;
+
+	for (tries = 0; tries < 200 && ret == -EBUSY; tries++) {
+		ret = sacred_write(sacred_rmem_conn(rm, i), region, offset,
+				   buf, len);
+		if (ret == -EBUSY)
+			usleep(10000);
+	}
+	return ret;
+}
+
+TEST_F(prims, owned_region_one_writer_many_readers)
+{
+	struct sacred_slots *w, *r, *w2;
+	struct sacred_cell_view v;
+	char buf[64];
+	uint64_t raw = 0xbad;
+	unsigned int i;
+	int ret;
+
+	ASSERT_EQ(0, sacred_slots_open(self->p[0], OWNED, 48, 8, 0, &w));
+	ASSERT_EQ(0, sacred_slots_open(self->p[1], OWNED, 48, 8, 0, &r));
+	EXPECT_TRUE(sacred_slots_writer(w));
+	EXPECT_FALSE(sacred_slots_writer(r));
+	EXPECT_EQ(-ENODATA, sacred_slots_read(r, 0, buf, sizeof(buf), &v));
+
+	for (i = 0; i < 8; i++) {
+		snprintf(buf, sizeof(buf), "slot %u, first", i);
+		ASSERT_EQ(0, sacred_slots_write(w, i, buf, strlen(buf) + 1));
+		snprintf(buf, sizeof(buf), "slot %u, second", i);
+		ASSERT_EQ(0, sacred_slots_write(w, i, buf, strlen(buf) + 1));
+	}
+	for (i = 0; i < 8; i++) {
+		char want[64];
+
+		ASSERT_EQ(0, sacred_slots_read(r, i, buf, sizeof(buf), &v));
+		snprintf(want, sizeof(want), "slot %u, second", i);
+		EXPECT_STREQ(want, buf);
+		EXPECT_EQ(2, v.seq);
+		EXPECT_EQ(PID(0), v.pid);
+	}
+
+	/* Not the owner: refused here, and by the memory below us. */
+	EXPECT_EQ(-EPERM, sacred_slots_write(r, 0, "x", 1));
+	ret = sacred_rmem_write(self->p[1], OWNED, 0, &raw, sizeof(raw),
+				NULL);
+	EXPECT_EQ(-EACCES, ret);
+	EXPECT_EQ(NR_MEMS, sacred_rmem_revive(self->p[1]));
+	ASSERT_EQ(0, sacred_slots_read(r, 0, buf, sizeof(buf), &v));
+	EXPECT_STREQ("slot 0, second", buf);
+
+	/* A restarted owner goes on above its old sequence numbers. */
+	ASSERT_EQ(0, sacred_slots_open(self->p[0], OWNED, 48, 8, 0, &w2));
+	ASSERT_EQ(0, sacred_slots_write(w2, 0, "third", 6));
+	ASSERT_EQ(0, sacred_slots_read(r, 0, buf, sizeof(buf), &v));
+	EXPECT_STREQ("third", buf);
+	EXPECT_EQ(3, v.seq);
+	EXPECT_EQ(-ENOSPC, sacred_slots_read(r, 0, buf, 2, &v));
+	sacred_slots_close(w2);
+	sacred_slots_close(w);
+	sacred_slots_close(r);
+}
+
+/*
+ * The newest cell on one memory is made torn behind the library's back;
+ * a reader that happens to see that memory must fall back to a valid
+ * cell, never return the torn one.
+ */
+TEST_F(prims, torn_cell_is_never_taken)
+{
+	struct sacred_slots *w, *r;
+	struct sacred_cell_view v;
+	uint8_t junk[32];
+	char buf[64];
+	unsigned int i, round;
+
+	ASSERT_EQ(0, sacred_slots_open(self->p[0], OWNED, 48, 1, 0, &w));
+	ASSERT_EQ(0, sacred_slots_open(self->p[1], OWNED, 48, 1, 0, &r));
+	ASSERT_EQ(0, sacred_slots_write(w, 0, "old", 4));
+	ASSERT_EQ(0, sacred_slots_write(w, 0, "new", 4));
+	/* seq 2 sits in cell 0: tear its first 32 bytes on memory 0. */
+	memset(junk, 0x5a, sizeof(junk));
+	ASSERT_EQ(0, raw_write(self->p[0], 0, OWNED, 0, junk, sizeof(junk)));
+	for (round = 0; round < 10; round++) {
+		ASSERT_EQ(0, sacred_slots_read(r, 0, buf, sizeof(buf), &v));
+		EXPECT_TRUE(!strcmp(buf, "new") || !strcmp(buf, "old"));
+		EXPECT_EQ(PID(0), v.pid);
+	}
+	/* Tear both cells on memory 0: the others still have "new". */
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, raw_write(self->p[0], 0, OWNED, i * 72, junk,
+				       sizeof(junk)));
+	ASSERT_EQ(0, sacred_slots_read(r, 0, buf, sizeof(buf), &v));
+	EXPECT_STREQ("new", buf);
+	sacred_slots_close(w);
+	sacred_slots_close(r);
+}
+
+TEST_F(prims, shared_region_newest_cell_wins)
+{
+	struct sacred_slots *s[NR_PROCS];
+	struct sacred_cell_view v;
+	char buf[32];
+	unsigned int i;
+
+	for (i = 0; i < NR_PROCS; i++) {
+		ASSERT_EQ(0, sacred_slots_open(self->p[i], SHARED, 24, 4,
+					       SACRED_SLOTS_SHARED, &s[i]));
+		EXPECT_TRUE(sacred_slots_writer(s[i]));
+	}
+	for (i = 0; i < 6; i++) {
+		snprintf(buf, sizeof(buf), "from P%u #%u", i % 3, i);
+		ASSERT_EQ(0, sacred_slots_write(s[i % 3], 1, buf,
+						strlen(buf) + 1));
+	}
+	for (i = 0; i < NR_PROCS; i++) {
+		ASSERT_EQ(0, sacred_slots_read(s[i], 1, buf, sizeof(buf), &v));
+		EXPECT_STREQ("from P2 #5", buf);
+		EXPECT_EQ(6, v.seq);
+		EXPECT_EQ(PID(2), v.pid);
+	}
+	for (i = 0; i < NR_PROCS; i++)
+		sacred_slots_close(s[i]);
+}
+
+TEST_F(prims, sst_rows_pushed_and_pulled_with_a_memory_down)
+{
+	struct sacred_sst *sst[NR_PROCS], *bad;
+	struct sacred_cell_view views[NR_PROCS];
+	char rows[NR_PROCS][32];
+	void *bufs[NR_PROCS] = { rows[0], rows[1], rows[2] };
+	unsigned int i, r;
+
+	for (i = 0; i < NR_PROCS; i++)
+		ASSERT_EQ(0, sacred_sst_open(self->p[i], SST_BASE, NR_PROCS,
+					     i, 32, &sst[i]));
+	/* P1 cannot claim row 0. */
+	EXPECT_EQ(-EPERM, sacred_sst_open(self->p[1], SST_BASE, NR_PROCS, 0,
+					  32, &bad));
+	ASSERT_EQ(0, sacred_sst_pull_all(sst[0], bufs, 32, views));
+	for (r = 0; r < NR_PROCS; r++)
+		EXPECT_EQ(0, views[r].seq);
+
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[1].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	for (i = 0; i < NR_PROCS; i++) {
+		char row[32];
+
+		snprintf(row, sizeof(row), "row of P%u", i);
+		ASSERT_EQ(0, sacred_sst_push(sst[i], row, strlen(row) + 1));
+	}
+	for (i = 0; i < NR_PROCS; i++) {
+		ASSERT_EQ(0, sacred_sst_pull_all(sst[i], bufs, 32, views));
+		for (r = 0; r < NR_PROCS; r++) {
+			char want[32];
+
+			snprintf(want, sizeof(want), "row of P%u", r);
+			EXPECT_STREQ(want, rows[r]);
+			EXPECT_EQ(PID(r), views[r].pid);
+		}
+	}
+	for (i = 0; i < NR_PROCS; i++)
+		sacred_sst_close(sst[i]);
+}
+
+TEST_F(prims, atomic_register_reads_the_last_write)
+{
+	struct sacred_register *reg[NR_PROCS];
+	char buf[32];
+	size_t len;
+	unsigned int i;
+
+	for (i = 0; i < NR_PROCS; i++)
+		ASSERT_EQ(0, sacred_register_open(self->p[i], REG_BASE,
+						  NR_PROCS, i, 32, &reg[i]));
+	EXPECT_EQ(-ENODATA, sacred_register_read(reg[1], buf, sizeof(buf),
+						 &len));
+	ASSERT_EQ(0, sacred_register_write(reg[0], "alpha", 6));
+	ASSERT_EQ(0, sacred_register_read(reg[1], buf, sizeof(buf), &len));
+	EXPECT_STREQ("alpha", buf);
+	ASSERT_EQ(0, sacred_register_write(reg[2], "beta", 5));
+	ASSERT_EQ(0, sacred_register_read(reg[0], buf, sizeof(buf), &len));
+	EXPECT_STREQ("beta", buf);
+
+	/* A minority down changes nothing. */
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	ASSERT_EQ(0, sacred_register_write(reg[1], "gamma", 6));
+	for (i = 0; i < NR_PROCS; i++) {
+		ASSERT_EQ(0, sacred_register_read(reg[i], buf, sizeof(buf),
+						  &len));
+		EXPECT_STREQ("gamma", buf);
+		EXPECT_EQ(6, len);
+	}
+	EXPECT_EQ(-ENOSPC, sacred_register_read(reg[0], buf, 3, &len));
+	for (i = 0; i < NR_PROCS; i++)
+		sacred_register_close(reg[i]);
+}
+
+TEST_HARNESS_MAIN
