@@ -366,7 +366,9 @@ static int rmem_run(struct sacred_rmem *rm, struct sacred_io *io,
 
 /**
  * sacred_rmem_attach() - attach a region (same id on every memory) on
- * every usable memory, blocking, one memory after the other
+ * every usable memory, blocking, one memory after the other; a memory
+ * whose connection turns out to have been dropped (this process fenced by
+ * a revoke) is reconnected and asked again, once
  * @rm: the handle
  * @region_id: the region
  * @res: each memory's outcome (may be NULL)
@@ -390,6 +392,11 @@ int sacred_rmem_attach(struct sacred_rmem *rm, uint32_t region_id,
 		if (!rmem_usable(rm, i))
 			continue;
 		res->status[i] = sacred_attach(rm->conns[i], region_id, NULL);
+		/* Fenced before (a revoke for someone else): once more. */
+		if (res->status[i] == -ECONNRESET &&
+		    !sacred_conn_reconnect(rm->conns[i]))
+			res->status[i] = sacred_attach(rm->conns[i], region_id,
+						       NULL);
 		res->done |= 1U << i;
 		if (!res->status[i]) {
 			res->ok |= 1U << i;

@@ -1110,6 +1110,84 @@ int sacred_register_write(struct sacred_register *reg, const void *value,
 int sacred_register_read(struct sacred_register *reg, void *value,
 			 size_t max, size_t *len);
 
+/*
+ * ----------------------------------------------------------------------
+ * Single-shot consensus (lib/pmp.c): Protected Memory Paxos, and Disk
+ * Paxos as the baseline, behind one interface.
+ * ----------------------------------------------------------------------
+ */
+
+struct sacred_pmp;
+
+#define SACRED_PMP_MAX_PROCS	64
+
+/**
+ * enum sacred_pmp_alg - which algorithm a &struct sacred_pmp runs
+ * @SACRED_PMP: Protected Memory Paxos; the region's policy is
+ *	exclusive-writer, every process a read-write member
+ * @SACRED_DISK_PAXOS: Disk Paxos; a static region, everyone read-write
+ */
+enum sacred_pmp_alg {
+	SACRED_PMP = 1,
+	SACRED_DISK_PAXOS,
+};
+
+/**
+ * struct sacred_pmp_attr - a consensus instance
+ * @rm: the replicated memory; must outlive the instance
+ * @region_id: the region holding the instance's slots (same id on every
+ *	memory), at least nr_procs * 2 * (value_max + 48) bytes
+ * @alg: &enum sacred_pmp_alg
+ * @nr_procs: processes taking part, each with a slot
+ * @me: this process's slot, 0 .. @nr_procs - 1; slot 0 may take the fast
+ *	path on its first attempt
+ * @value_max: the largest value
+ * @timeout_ms: how long sacred_pmp_propose() keeps trying; 0 means 10 s
+ */
+struct sacred_pmp_attr {
+	struct sacred_rmem *rm;
+	uint32_t region_id;
+	int alg;
+	unsigned int nr_procs;
+	unsigned int me;
+	size_t value_max;
+	int timeout_ms;
+};
+
+/**
+ * struct sacred_pmp_stats - what a sacred_pmp_propose() took
+ * @attempts: attempts made
+ * @aborts: attempts given up for contention
+ * @round_trips: quorum round trips (changePermission, write, read)
+ * @fast: the decision came on the fast path
+ */
+struct sacred_pmp_stats {
+	unsigned int attempts;
+	unsigned int aborts;
+	unsigned int round_trips;
+	bool fast;
+};
+
+/** sacred_pmp_open() - join a consensus instance */
+int sacred_pmp_open(const struct sacred_pmp_attr *attr,
+		    struct sacred_pmp **p);
+
+/** sacred_pmp_close() - free @p; NULL is ok */
+void sacred_pmp_close(struct sacred_pmp *p);
+
+/**
+ * sacred_pmp_propose() - propose @v; @out gets the decided value
+ *
+ * Return: 0; -EBUSY (contention outlasted attr.timeout_ms); -ENOTCONN,
+ * -ECONNRESET, -ETIMEDOUT (no quorum); -EINVAL, -EMSGSIZE, -ENOSPC.
+ */
+int sacred_pmp_propose(struct sacred_pmp *p, const void *v, size_t len,
+		       void *out, size_t max, size_t *out_len);
+
+/** sacred_pmp_stats() - counters of the last sacred_pmp_propose() */
+void sacred_pmp_stats(const struct sacred_pmp *p,
+		      struct sacred_pmp_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause
+/*
+ * libsacred - single-shot consensus on a replicated memory: Protected
+ * Memory Paxos (Aguilera, Ben-David, Guerraoui, Marathe, Xygkis,
+ * Zablotchi, "The Impact of RDMA on Agreement", PODC'19) and, behind the
+ * same interface, Gafni and Lamport's Disk Paxos as the baseline.
+ *
+ * This file owns struct sacred_pmp: the slot layout in the consensus
+ * region, proposal numbers, the two phases, and the retry loop.
+ *
+ * Layout: one region, the same id on each of the m memories; process i
+ * (of n) owns slot i: two cells (lib/cell.c) written alternately, so a
+ * torn write can only destroy the older one. A cell holds
+ *
+ *   __le64 mbal    the highest proposal number the process has promised
+ *   __le64 bal     the proposal number of the value it accepted, 0: none
+ *   __le32 len     value bytes
+ *   __le32 pad
+ *   value
+ *
+ * PMP needs the region's policy to be exclusive-writer, with every
+ * process a read-write member: whoever asks for write gets it and every
+ * other writer is revoked (and fenced) before the answer. Disk Paxos
+ * needs no permission change (a static region, everyone read-write).
+ *
+ * propose(v), PMP, proposal number b (unique per process, growing):
+ *   phase 1 (skipped on the first attempt of process 0 when it holds write
+ *   permission on a quorum from the start: nobody can have gone before
+ *   it):
+ *     changePermission(write) on every memory, wait for a quorum;
+ *     write own slot (mbal = b, the accepted pair unchanged), quorum;
+ *     read every slot, quorum; abort if any mbal or bal is above b;
+ *     v' = the value of the highest bal read, or v if none.
+ *   phase 2: write own slot (mbal = bal = b, v'), quorum: decided.
+ *   Any failed write (permission revoked: someone contended) aborts the
+ *   attempt; the process backs off and retries with a higher b.
+ * Round trips: 1 on the fast path, 4 otherwise.
+ *
+ * Disk Paxos: the same, without changePermission, and phase 2 reads every
+ * slot after its write and aborts if any mbal is above b (nothing else
+ * stops a contender). The first attempt of process 0 skips phase 1 (b is
+ * the lowest number anyone uses). Round trips: 2 on the fast path, 6
+ * otherwise (write + read per phase).
+ *
+ * The Promela model of this algorithm is models/pmp.pml
+ * (Documentation/pmp-model.rst).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sodium.h>
+
+#include "sacred.h"
+
+#define PMP_HDR		24	/* mbal, bal, len, pad */
+#define PMP_BACKOFF_US	200
+
+/**
+ * struct sacred_pmp - one consensus instance, as one process sees it
+ * @rm: the replicated memory (not owned)
+ * @region_id: the consensus region
+ * @alg: &enum sacred_pmp_alg
+ * @nr_procs: processes, each with a slot
+ * @me: this process's slot
+ * @value_max: the largest value
+ * @cell_size: bytes of a cell
+ * @seq: sequence number of the last cell written into own slot
+ * @mbal: own promise
+ * @bal: own accepted proposal number, 0 if none
+ * @val: own accepted value
+ * @val_len: its bytes
+ * @max_seen: the highest proposal number seen in any slot
+ * @timeout_ms: how long a propose keeps trying
+ * @first: no attempt made yet
+ * @fast_ok: the first attempt may skip phase 1
+ * @decided: the decision is known
+ * @stats: counters of the last propose
+ * @cell: a cell to write
+ * @bufs: per memory, room for every slot
+ */
+struct sacred_pmp {
+	struct sacred_rmem *rm;
+	uint32_t region_id;
+	int alg;
+	unsigned int nr_procs;
+	unsigned int me;
+	size_t value_max;
+	size_t cell_size;
+	uint64_t seq;
+	uint64_t mbal;
+	uint64_t bal;
+	uint8_t *val;
+	size_t val_len;
+	uint64_t max_seen;
+	int timeout_ms;
+	bool first;
+	bool fast_ok;
+	struct sacred_pmp_stats stats;
+	uint8_t *cell;
+	uint8_t *bufs[SACRED_RMEM_MAX];
+};
+
+struct pmp_slot {
+	uint64_t mbal;
+	uint64_t bal;
+	uint32_t len;
+	const uint8_t *val;
+};
+
+static size_t pmp_region_bytes(const struct sacred_pmp *p)
+{
+	return (size_t)p->nr_procs * 2 * p->cell_size;
+}
+
+/* The newest valid cell of slot @i in memory buffer @buf, parsed. */
+static bool pmp_parse(const struct sacred_pmp *p, const uint8_t *buf,
+		      unsigned int i, struct pmp_slot *out, uint64_t *seq)
+{
+	struct sacred_cell_view best = { 0 }, v;
+	unsigned int j;
+	uint64_t x;
+	uint32_t len;
+
+	for (j = 0; j < 2; j++) {
+		if (sacred_cell_decode(buf + (2 * i + j) * p->cell_size,
+				       p->cell_size, &v))
+			continue;
+		if (v.len < PMP_HDR)
+			continue;
+		if (!best.seq || sacred_cell_newer(&v, &best))
+			best = v;
+	}
+	if (!best.seq)
+		return false;
+	memcpy(&x, best.data, 8);
+	out->mbal = le64toh(x);
+	memcpy(&x, (const uint8_t *)best.data + 8, 8);
+	out->bal = le64toh(x);
+	memcpy(&len, (const uint8_t *)best.data + 16, 4);
+	out->len = le32toh(len);
+	if (out->len != best.len - PMP_HDR)
+		return false;
+	out->val = (const uint8_t *)best.data + PMP_HDR;
+	if (seq)
+		*seq = best.seq;
+	return true;
+}
+
+/* Write own slot (mbal, bal, value) to a quorum. */
+static int pmp_write(struct sacred_pmp *p, uint64_t mbal, uint64_t bal,
+		     const void *val, size_t len)
+{
+	uint8_t hdr[PMP_HDR] = { 0 };
+	uint64_t x;
+	uint32_t l = htole32((uint32_t)len);
+	uint64_t seq = ++p->seq;
+	uint8_t *payload;
+	int ret;
+
+	payload = malloc(PMP_HDR + len);
+	if (!payload)
+		return -ENOMEM;
+	x = htole64(mbal);
+	memcpy(hdr, &x, 8);
+	x = htole64(bal);
+	memcpy(hdr + 8, &x, 8);
+	memcpy(hdr + 16, &l, 4);
+	memcpy(payload, hdr, PMP_HDR);
+	if (len)
+		memcpy(payload + PMP_HDR, val, len);
+	ret = sacred_cell_encode(p->cell, p->cell_size, seq,
+				 sacred_rmem_process_id(p->rm), payload,
+				 PMP_HDR + len);
+	free(payload);
+	if (ret)
+		return ret;
+	p->stats.round_trips++;
+	return sacred_rmem_write(p->rm, p->region_id,
+				 (uint64_t)p->me * 2 * p->cell_size +
+				 (seq % 2) * p->cell_size,
+				 p->cell, p->cell_size, NULL);
+}
+
+/*
+ * Read every slot from a quorum. *@higher gets the highest mbal or bal
+ * above @b seen (0 if none); with @best, the value of the highest bal is
+ * copied to p->val (via @best_bal).
+ */
+static int pmp_read(struct sacred_pmp *p, uint64_t b, uint64_t *higher,
+		    uint64_t *best_bal, uint8_t *best_val, size_t *best_len)
+{
+	struct sacred_rmem_result res;
+	unsigned int i, k, n = sacred_rmem_nr_mems(p->rm);
+	int ret;
+
+	p->stats.round_trips++;
+	ret = sacred_rmem_read(p->rm, p->region_id, 0,
+			       (void *const *)p->bufs, pmp_region_bytes(p),
+			       false, &res);
+	if (ret)
+		return ret;
+	*higher = 0;
+	if (best_bal)
+		*best_bal = 0;
+	for (k = 0; k < n; k++) {
+		if (!(res.ok & (1U << k)))
+			continue;
+		for (i = 0; i < p->nr_procs; i++) {
+			struct pmp_slot s;
+
+			if (i == p->me || !pmp_parse(p, p->bufs[k], i, &s,
+						     NULL))
+				continue;
+			if (s.mbal > b && s.mbal > *higher)
+				*higher = s.mbal;
+			if (s.bal > b && s.bal > *higher)
+				*higher = s.bal;
+			if (best_bal && s.bal > *best_bal &&
+			    s.len <= p->value_max) {
+				*best_bal = s.bal;
+				memcpy(best_val, s.val, s.len);
+				*best_len = s.len;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The next proposal number of this process above @above. */
+static uint64_t pmp_next_ballot(const struct sacred_pmp *p, uint64_t above)
+{
+	uint64_t k = above / p->nr_procs;
+	uint64_t b = k * p->nr_procs + p->me + 1;
+
+	while (b <= above)
+		b += p->nr_procs;
+	return b;
+}
+
+static uint64_t pmp_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void pmp_backoff(unsigned int attempt)
+{
+	unsigned int shift = attempt < 8 ? attempt : 8;
+	uint32_t us = randombytes_uniform(PMP_BACKOFF_US << shift) + 1;
+	struct timespec ts = {
+		.tv_sec = us / 1000000,
+		.tv_nsec = (long)(us % 1000000) * 1000,
+	};
+
+	nanosleep(&ts, NULL);
+}
+
+/**
+ * sacred_pmp_open() - join a consensus instance
+ * @attr: see &struct sacred_pmp_attr
+ * @pp: on success, the handle
+ *
+ * Reads every slot once (own slot: to go on above its sequence numbers
+ * and keep what it accepted before a restart) and, for PMP, notes
+ * whether this process holds write permission on a quorum already.
+ *
+ * Return: 0; -EINVAL; -ENOMEM; -EMSGSIZE when the slots exceed the
+ * replicated memory's max_io; the errors of sacred_rmem_attach() and
+ * sacred_rmem_read().
+ */
+int sacred_pmp_open(const struct sacred_pmp_attr *attr,
+		    struct sacred_pmp **pp)
+{
+	struct sacred_rmem_result res;
+	struct sacred_pmp *p;
+	unsigned int i, k, n, writers = 0;
+	int ret;
+
+	if (!attr || !pp || !attr->rm || !attr->nr_procs ||
+	    attr->nr_procs > SACRED_PMP_MAX_PROCS ||
+	    attr->me >= attr->nr_procs || attr->value_max > (1U << 20) ||
+	    attr->timeout_ms < 0 ||
+	    (attr->alg != SACRED_PMP && attr->alg != SACRED_DISK_PAXOS))
+		return -EINVAL;
+	if (sodium_init() < 0)
+		return -EIO;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->rm = attr->rm;
+	p->region_id = attr->region_id;
+	p->alg = attr->alg;
+	p->nr_procs = attr->nr_procs;
+	p->me = attr->me;
+	p->value_max = attr->value_max;
+	p->cell_size = (SACRED_CELL_HDR + PMP_HDR + attr->value_max + 7) &
+		       ~(size_t)7;
+	p->first = true;
+	p->timeout_ms = attr->timeout_ms ?: 10000;
+	n = sacred_rmem_nr_mems(p->rm);
+
+	ret = -EMSGSIZE;
+	if (pmp_region_bytes(p) > sacred_rmem_max_io(p->rm))
+		goto err;
+	ret = -ENOMEM;
+	p->val = malloc(attr->value_max + 1);
+	p->cell = malloc(p->cell_size);
+	if (!p->val || !p->cell)
+		goto err;
+	for (k = 0; k < n; k++) {
+		p->bufs[k] = malloc(pmp_region_bytes(p));
+		if (!p->bufs[k])
+			goto err;
+	}
+
+	/* Connections fenced by an earlier instance come back first. */
+	if (sacred_rmem_up(p->rm) != (1U << n) - 1)
+		sacred_rmem_revive(p->rm);
+	ret = sacred_rmem_attach(p->rm, p->region_id, NULL);
+	if (ret)
+		goto err;
+	for (k = 0; k < n; k++) {
+		struct sacred_conn *c = sacred_rmem_conn(p->rm, k);
+		struct sacred_region_attr a;
+
+		if (c && !sacred_conn_region(c, p->region_id, &a) &&
+		    a.access & SACRED_ACCESS_WRITE)
+			writers++;
+	}
+	p->fast_ok = p->me == 0 && (p->alg == SACRED_DISK_PAXOS ||
+				    writers >= sacred_rmem_quorum(p->rm));
+
+	for (i = 0; i < 3; i++) {
+		ret = sacred_rmem_read(p->rm, p->region_id, 0,
+				       (void *const *)p->bufs,
+				       pmp_region_bytes(p), false, &res);
+		if (ret != -ECONNRESET && ret != -ENOTCONN)
+			break;
+		sacred_rmem_revive(p->rm);
+	}
+	if (ret)
+		goto err;
+	for (k = 0; k < n; k++) {
+		if (!(res.ok & (1U << k)))
+			continue;
+		for (i = 0; i < p->nr_procs; i++) {
+			struct pmp_slot s;
+			uint64_t seq;
+
+			if (!pmp_parse(p, p->bufs[k], i, &s, &seq))
+				continue;
+			if (s.mbal > p->max_seen)
+				p->max_seen = s.mbal;
+			if (s.bal > p->max_seen)
+				p->max_seen = s.bal;
+			if (i != p->me)
+				continue;
+			/* Someone has gone before: no fast path. */
+			p->fast_ok = false;
+			if (seq > p->seq)
+				p->seq = seq;
+			if (s.mbal > p->mbal)
+				p->mbal = s.mbal;
+			if (s.bal > p->bal && s.len <= p->value_max) {
+				p->bal = s.bal;
+				memcpy(p->val, s.val, s.len);
+				p->val_len = s.len;
+			}
+		}
+	}
+	if (p->max_seen)
+		p->fast_ok = false;
+	*pp = p;
+	return 0;
+
+err:
+	sacred_pmp_close(p);
+	return ret;
+}
+
+/** sacred_pmp_close() - free @p (the region stays); NULL is ok */
+void sacred_pmp_close(struct sacred_pmp *p)
+{
+	unsigned int k;
+
+	if (!p)
+		return;
+	for (k = 0; k < SACRED_RMEM_MAX; k++)
+		free(p->bufs[k]);
+	free(p->cell);
+	free(p->val);
+	free(p);
+}
+
+/*
+ * One attempt with proposal number @b. Returns 0 with the decision in
+ * p->val, -EAGAIN when it must be retried (contention), or an error that
+ * ends the proposal.
+ */
+static int pmp_attempt(struct sacred_pmp *p, uint64_t b, const void *v,
+		       size_t len, bool fast)
+{
+	struct sacred_perm_req req = {
+		.region_id = p->region_id,
+		.access = SACRED_ACCESS_READ | SACRED_ACCESS_WRITE,
+	};
+	uint64_t higher, best_bal;
+	size_t best_len = 0;
+	uint8_t *best;
+	int ret;
+
+	if (fast) {
+		p->stats.fast = true;
+		goto phase2_value;
+	}
+
+	/* Phase 1. */
+	if (p->alg == SACRED_PMP) {
+		p->stats.round_trips++;
+		ret = sacred_rmem_change_perm(p->rm, &req, NULL);
+		if (ret)
+			return ret == -EPERM ? -EACCES : ret;
+	}
+	ret = pmp_write(p, b, p->bal, p->val, p->val_len);
+	if (ret)
+		return ret;
+	p->mbal = b;
+	best = malloc(p->value_max + 1);
+	if (!best)
+		return -ENOMEM;
+	ret = pmp_read(p, b, &higher, &best_bal, best, &best_len);
+	if (ret) {
+		free(best);
+		return ret;
+	}
+	if (higher) {
+		free(best);
+		p->max_seen = higher > p->max_seen ? higher : p->max_seen;
+		return -EAGAIN;
+	}
+	/* Own accepted pair counts too. */
+	if (best_bal > p->bal) {
+		memcpy(p->val, best, best_len);
+		p->val_len = best_len;
+	} else if (!p->bal) {
+		memcpy(p->val, v, len);
+		p->val_len = len;
+	}
+	free(best);
+	goto phase2;
+
+phase2_value:
+	memcpy(p->val, v, len);
+	p->val_len = len;
+phase2:
+	/* Phase 2. */
+	ret = pmp_write(p, b, b, p->val, p->val_len);
+	if (ret)
+		return ret;
+	p->mbal = b;
+	p->bal = b;
+	if (p->alg == SACRED_DISK_PAXOS) {
+		ret = pmp_read(p, b, &higher, NULL, NULL, NULL);
+		if (ret)
+			return ret;
+		if (higher) {
+			p->max_seen = higher > p->max_seen ? higher :
+							      p->max_seen;
+			return -EAGAIN;
+		}
+	}
+	return 0;
+}
+
+/**
+ * sacred_pmp_propose() - propose a value; returns the decided one
+ * @p: the instance
+ * @v: the value proposed
+ * @len: its bytes, at most value_max
+ * @out: gets the decided value (@v or another process's)
+ * @max: room in @out
+ * @out_len: gets its bytes
+ *
+ * Retries (with random backoff) while other processes contend, until a
+ * value is decided or attr.timeout_ms passed.
+ * A write refused because another process took write permission, or a
+ * connection fenced for it, means contention: the broken connections are
+ * reconnected and the attempt repeated with a higher proposal number.
+ *
+ * Return: 0 with the decision; -EINVAL, -EMSGSIZE, -ENOSPC (@max too
+ * small); -EBUSY when the time ran out under contention; -ENOTCONN,
+ * -ECONNRESET, -ETIMEDOUT when it ran out without a quorum of memories.
+ */
+int sacred_pmp_propose(struct sacred_pmp *p, const void *v, size_t len,
+		       void *out, size_t max, size_t *out_len)
+{
+	unsigned int attempt;
+	uint64_t b, deadline;
+	int ret;
+
+	if (!p || (!v && len) || !out_len || (!out && max))
+		return -EINVAL;
+	if (len > p->value_max)
+		return -EMSGSIZE;
+	memset(&p->stats, 0, sizeof(p->stats));
+	deadline = pmp_now_ms() + p->timeout_ms;
+	for (attempt = 0; ; attempt++) {
+		bool fast = p->first && p->fast_ok;
+
+		p->first = false;
+		b = pmp_next_ballot(p, p->max_seen > p->mbal ? p->max_seen :
+							      p->mbal);
+		p->stats.attempts++;
+		ret = pmp_attempt(p, b, v, len, fast);
+		if (!ret)
+			break;
+		if (ret != -EAGAIN && ret != -EACCES && ret != -ECONNRESET &&
+		    ret != -ENOTCONN && ret != -ETIMEDOUT)
+			return ret;
+		/*
+		 * Contention (a higher proposal seen, a write refused, a
+		 * connection fenced) or memories lost: bring fenced
+		 * connections back and retry, until the deadline.
+		 */
+		p->stats.aborts++;
+		if (pmp_now_ms() >= deadline)
+			return ret == -EAGAIN || ret == -EACCES ? -EBUSY : ret;
+		if (ret != -EAGAIN)
+			sacred_rmem_revive(p->rm);
+		pmp_backoff(attempt);
+	}
+	if (p->val_len > max)
+		return -ENOSPC;
+	memcpy(out, p->val, p->val_len);
+	*out_len = p->val_len;
+	return 0;
+}
+
+/** sacred_pmp_stats() - what the last sacred_pmp_propose() took */
+void sacred_pmp_stats(const struct sacred_pmp *p,
+		      struct sacred_pmp_stats *stats)
+{
+	*stats = p->stats;
+}

@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sacred_consensus - single-shot consensus on three memory instances:
+ * Protected Memory Paxos through the kernel's permission switch and Disk
+ * Paxos as the baseline. Agreement and validity under contention (every
+ * process proposes at once, repeated on fresh instances), the fast path's
+ * round trips, a leader that dies, a minority of memories down, and an
+ * old leader that keeps writing after it was fenced. Every run records
+ * each process's decision and checks the history: one value per
+ * instance, and it was proposed.
+ *
+ * Processes P0..P2 each have a replicated-memory handle over the three
+ * instances. Region CONS_BASE + k (k < ROUNDS) holds PMP instance k
+ * (exclusive-writer, everyone read-write; P0 is granted write first by
+ * the admin, as a deployment would); DISK_BASE + k holds Disk Paxos
+ * instance k (static, everyone read-write).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <linux/sacred.h>
+
+#include "kselftest_harness.h"
+#include "sacred.h"
+#include "sacred_test.h"
+
+#define TEST_CM_PORT	7521
+#define NR_MEMS		3
+#define NR_PROCS	3
+#define PID(i)		(501 + (i))
+#define ROUNDS		8
+#define CONS_BASE	100
+#define DISK_BASE	200
+#define VALUE_MAX	64
+#define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
+
+FIXTURE(cons) {
+	struct sacred_ctrl *ctrl;
+	struct sacred_mem_info mem[NR_MEMS];
+	bool have[NR_MEMS];
+	struct sacred_rmem *p[NR_PROCS];
+};
+
+static int region_everywhere(struct sacred_ctrl *ctrl,
+			     struct sacred_mem_info *mem, uint32_t id,
+			     uint8_t policy)
+{
+	struct sacred_acl_entry acl[NR_PROCS];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < NR_PROCS; i++)
+		acl[i] = (struct sacred_acl_entry){
+			.process_id = PID(i),
+			.access = RW,
+		};
+	for (i = 0; i < NR_MEMS; i++) {
+		ret = sacred_region_new(ctrl, mem[i].id, id, 65536, policy,
+					NULL);
+		if (!ret)
+			ret = sacred_region_set_acl(ctrl, mem[i].id, id, acl,
+						    NR_PROCS);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The admin gives P0 write on region @id everywhere: the first leader. */
+static int grant_first_leader(struct sacred_ctrl *ctrl,
+			      struct sacred_mem_info *mem, uint32_t id)
+{
+	struct sacred_perm_req req = { .region_id = id, .access = RW };
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < NR_MEMS; i++) {
+		ret = sacred_perm_set(ctrl, mem[i].id, PID(0), &req);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+FIXTURE_SETUP(cons)
+{
+	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
+	struct sacred_rmem_member m[NR_MEMS];
+	char dev[64];
+	unsigned int i, k;
+	int ret = sacred_ctrl_open(&self->ctrl);
+
+	if (ret == -ENOENT)
+		SKIP(return, "sacred.ko is not loaded");
+	ASSERT_EQ(0, ret);
+	if (!env_word("SACRED_RXE_DEVS", NR_MEMS - 1, dev, sizeof(dev)))
+		SKIP(return, "needs three rxe devices");
+	for (i = 0; i < NR_MEMS; i++) {
+		struct sacred_mem_params p = {
+			.id = SACRED_MEM_ID_ANY,
+			.cm_port = TEST_CM_PORT,
+			.dev_name = dev,
+		};
+
+		ASSERT_NE(NULL, env_word("SACRED_RXE_DEVS", i, dev,
+					 sizeof(dev)));
+		ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem[i]));
+		self->have[i] = true;
+		m[i] = (struct sacred_rmem_member){
+			.addr = (struct sockaddr *)&self->mem[i].addr,
+			.timeout_ms = t ? atoi(t) : 1000,
+		};
+	}
+	for (k = 0; k < ROUNDS; k++) {
+		ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem,
+					       CONS_BASE + k,
+					       SACRED_POLICY_EXCLUSIVE_WRITER));
+		ASSERT_EQ(0, grant_first_leader(self->ctrl, self->mem,
+						CONS_BASE + k));
+		ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem,
+					       DISK_BASE + k,
+					       SACRED_POLICY_STATIC));
+	}
+	for (i = 0; i < NR_PROCS; i++) {
+		struct sacred_rmem_attr a = {
+			.process_id = PID(i),
+			.nr_mems = NR_MEMS,
+			.mems = m,
+			.max_io = 4096,
+		};
+
+		ASSERT_EQ(0, sacred_rmem_create(&a, &self->p[i]));
+	}
+}
+
+FIXTURE_TEARDOWN(cons)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_PROCS; i++)
+		sacred_rmem_destroy(self->p[i]);
+	for (i = 0; i < NR_MEMS; i++)
+		if (self->have[i])
+			sacred_mem_del(self->ctrl, self->mem[i].id);
+	sacred_ctrl_close(self->ctrl);
+}
+
+static int open_instance(struct sacred_rmem *rm, int alg, uint32_t region,
+			 unsigned int me, struct sacred_pmp **p)
+{
+	struct sacred_pmp_attr a = {
+		.rm = rm,
+		.region_id = region,
+		.alg = alg,
+		.nr_procs = NR_PROCS,
+		.me = me,
+		.value_max = VALUE_MAX,
+	};
+
+	return sacred_pmp_open(&a, p);
+}
+
+/* One process's part in a run: propose, record what was decided. */
+struct proposer {
+	struct sacred_rmem *rm;
+	int alg;
+	uint32_t region;
+	unsigned int me;
+	char value[VALUE_MAX];
+	char decided[VALUE_MAX + 1];
+	struct sacred_pmp_stats stats;
+	int ret;
+	pthread_barrier_t *start;
+};
+
+static void *propose_thread(void *arg)
+{
+	struct proposer *pr = arg;
+	struct sacred_pmp *p;
+	size_t len = 0;
+
+	pr->ret = open_instance(pr->rm, pr->alg, pr->region, pr->me, &p);
+	if (pr->start)
+		pthread_barrier_wait(pr->start);
+	if (pr->ret)
+		return NULL;
+	pr->ret = sacred_pmp_propose(p, pr->value, strlen(pr->value) + 1,
+				     pr->decided, VALUE_MAX, &len);
+	sacred_pmp_stats(p, &pr->stats);
+	sacred_pmp_close(p);
+	return NULL;
+}
+
+/*
+ * The history check: every process that decided decided the same value,
+ * and it is one of the values proposed.
+ */
+static bool history_ok(struct __test_metadata *_metadata,
+		       const struct proposer *pr, unsigned int n)
+{
+	const char *decided = NULL;
+	unsigned int i, j;
+	bool valid = false;
+
+	for (i = 0; i < n; i++) {
+		if (pr[i].ret)
+			continue;
+		if (!decided)
+			decided = pr[i].decided;
+		if (strcmp(decided, pr[i].decided)) {
+			TH_LOG("agreement violated: \"%s\" vs \"%s\"",
+			       decided, pr[i].decided);
+			return false;
+		}
+	}
+	if (!decided)
+		return true;
+	for (j = 0; j < n; j++)
+		valid |= !strcmp(decided, pr[j].value);
+	if (!valid)
+		TH_LOG("validity violated: \"%s\" was never proposed",
+		       decided);
+	return valid;
+}
+
+static void run_contended(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(cons) *self, int alg, uint32_t base)
+{
+	unsigned int k, i, attempts = 0, max_attempts = 0;
+
+	for (k = 0; k < ROUNDS; k++) {
+		struct proposer pr[NR_PROCS];
+		pthread_t th[NR_PROCS];
+		pthread_barrier_t start;
+
+		pthread_barrier_init(&start, NULL, NR_PROCS);
+		for (i = 0; i < NR_PROCS; i++) {
+			pr[i] = (struct proposer){
+				.rm = self->p[i],
+				.alg = alg,
+				.region = base + k,
+				.me = i,
+				.start = &start,
+			};
+			snprintf(pr[i].value, sizeof(pr[i].value),
+				 "round %u value of P%u", k, i);
+			ASSERT_EQ(0, pthread_create(&th[i], NULL,
+						    propose_thread, &pr[i]));
+		}
+		for (i = 0; i < NR_PROCS; i++)
+			pthread_join(th[i], NULL);
+		pthread_barrier_destroy(&start);
+		for (i = 0; i < NR_PROCS; i++) {
+			EXPECT_EQ(0, pr[i].ret)
+				TH_LOG("round %u P%u: %d", k, i, pr[i].ret);
+			attempts += pr[i].stats.attempts;
+			if (pr[i].stats.attempts > max_attempts)
+				max_attempts = pr[i].stats.attempts;
+		}
+		EXPECT_TRUE(history_ok(_metadata, pr, NR_PROCS));
+	}
+	TH_LOG("%u rounds of %u contending proposers: %u attempts, at most %u by one",
+	       ROUNDS, NR_PROCS, attempts, max_attempts);
+}
+
+TEST_F(cons, pmp_fast_path_is_one_round_trip)
+{
+	struct proposer pr[2] = {
+		{ .rm = self->p[0], .alg = SACRED_PMP, .region = CONS_BASE,
+		  .me = 0, .value = "first" },
+		{ .rm = self->p[1], .alg = SACRED_PMP, .region = CONS_BASE,
+		  .me = 1, .value = "second" },
+	};
+
+	propose_thread(&pr[0]);
+	ASSERT_EQ(0, pr[0].ret);
+	EXPECT_STREQ("first", pr[0].decided);
+	EXPECT_TRUE(pr[0].stats.fast);
+	EXPECT_EQ(1, pr[0].stats.round_trips);
+	/* A later proposer finds the decision: 4 round trips, same value. */
+	propose_thread(&pr[1]);
+	ASSERT_EQ(0, pr[1].ret);
+	EXPECT_STREQ("first", pr[1].decided);
+	EXPECT_FALSE(pr[1].stats.fast);
+	EXPECT_EQ(4, pr[1].stats.round_trips);
+}
+
+TEST_F(cons, disk_paxos_fast_path_is_two_round_trips)
+{
+	struct proposer pr[2] = {
+		{ .rm = self->p[0], .alg = SACRED_DISK_PAXOS,
+		  .region = DISK_BASE, .me = 0, .value = "first" },
+		{ .rm = self->p[2], .alg = SACRED_DISK_PAXOS,
+		  .region = DISK_BASE, .me = 2, .value = "third" },
+	};
+
+	propose_thread(&pr[0]);
+	ASSERT_EQ(0, pr[0].ret);
+	EXPECT_TRUE(pr[0].stats.fast);
+	EXPECT_EQ(2, pr[0].stats.round_trips);
+	propose_thread(&pr[1]);
+	ASSERT_EQ(0, pr[1].ret);
+	EXPECT_STREQ("first", pr[1].decided);
+	EXPECT_EQ(4, pr[1].stats.round_trips);
+}
+
+TEST_F(cons, pmp_agreement_under_contention)
+{
+	run_contended(_metadata, self, SACRED_PMP, CONS_BASE);
+}
+
+TEST_F(cons, disk_paxos_agreement_under_contention)
+{
+	run_contended(_metadata, self, SACRED_DISK_PAXOS, DISK_BASE);
+}
+
+/* A minority of memories down, then back: decisions go on. */
+TEST_F(cons, minority_of_memories_down_and_back)
+{
+	struct proposer pr[NR_PROCS];
+	unsigned int i;
+
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	for (i = 0; i < NR_PROCS; i++) {
+		pr[i] = (struct proposer){
+			.rm = self->p[i],
+			.alg = SACRED_PMP,
+			.region = CONS_BASE + 1,
+			.me = i,
+		};
+		snprintf(pr[i].value, sizeof(pr[i].value), "P%u", i);
+	}
+	/* P1 leads while memory 0 is down. */
+	propose_thread(&pr[1]);
+	ASSERT_EQ(0, pr[1].ret);
+	EXPECT_STREQ("P1", pr[1].decided);
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
+				    SACRED_MEM_UP, 0, NULL));
+	for (i = 0; i < NR_PROCS; i++)
+		sacred_rmem_revive(self->p[i]);
+	/* Then memory 2 goes down: P2 and P0 still find P1's decision. */
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	propose_thread(&pr[2]);
+	propose_thread(&pr[0]);
+	for (i = 0; i < NR_PROCS; i++)
+		EXPECT_EQ(0, pr[i].ret);
+	EXPECT_TRUE(history_ok(_metadata, pr, NR_PROCS));
+	EXPECT_STREQ("P1", pr[0].decided);
+	EXPECT_STREQ("P1", pr[2].decided);
+}
+
+/*
+ * The first leader dies before proposing (it holds write permission
+ * everywhere): the others take permission from it and decide.
+ */
+TEST_F(cons, leader_crash_before_proposing)
+{
+	struct proposer pr[NR_PROCS];
+	unsigned int i;
+
+	sacred_rmem_destroy(self->p[0]);
+	self->p[0] = NULL;
+	for (i = 1; i < NR_PROCS; i++) {
+		pr[i] = (struct proposer){
+			.rm = self->p[i],
+			.alg = SACRED_PMP,
+			.region = CONS_BASE + 2,
+			.me = i,
+		};
+		snprintf(pr[i].value, sizeof(pr[i].value), "P%u", i);
+		propose_thread(&pr[i]);
+		EXPECT_EQ(0, pr[i].ret);
+	}
+	EXPECT_TRUE(history_ok(_metadata, pr + 1, NR_PROCS - 1));
+	EXPECT_STREQ("P1", pr[2].decided);
+}
+
+/*
+ * The old leader, fenced by a new one, keeps writing its slot with its
+ * old key: every write fails, and every process still decides the value
+ * the memories hold.
+ */
+TEST_F(cons, fenced_old_leader_cannot_write)
+{
+	struct proposer pr[NR_PROCS];
+	uint8_t junk[64];
+	unsigned int i, m;
+	int ret;
+
+	for (i = 0; i < NR_PROCS; i++) {
+		pr[i] = (struct proposer){
+			.rm = self->p[i],
+			.alg = SACRED_PMP,
+			.region = CONS_BASE + 3,
+			.me = i,
+		};
+		snprintf(pr[i].value, sizeof(pr[i].value), "P%u", i);
+	}
+	propose_thread(&pr[0]);
+	ASSERT_EQ(0, pr[0].ret);
+	EXPECT_TRUE(pr[0].stats.fast);
+	/* P1 takes over: it must find P0's decision. */
+	propose_thread(&pr[1]);
+	ASSERT_EQ(0, pr[1].ret);
+	EXPECT_STREQ("P0", pr[1].decided);
+
+	/* P0 scribbles over every slot with the key it had. */
+	memset(junk, 0xee, sizeof(junk));
+	for (m = 0; m < NR_MEMS; m++) {
+		struct sacred_conn *c = sacred_rmem_conn(self->p[0], m);
+
+		for (i = 0; i < 10 && c; i++) {
+			ret = sacred_write(c, CONS_BASE + 3, i * 64, junk,
+					   sizeof(junk));
+			EXPECT_NE(0, ret);
+			if (ret == -EBUSY)
+				usleep(10000);
+		}
+	}
+	/* Reconnected, it holds read only: the memory refuses the writes. */
+	EXPECT_EQ(NR_MEMS, sacred_rmem_revive(self->p[0]));
+	EXPECT_EQ(-EACCES, sacred_rmem_write(self->p[0], CONS_BASE + 3, 0,
+					     junk, sizeof(junk), NULL));
+	propose_thread(&pr[2]);
+	ASSERT_EQ(0, pr[2].ret);
+	EXPECT_STREQ("P0", pr[2].decided);
+	EXPECT_TRUE(history_ok(_metadata, pr, NR_PROCS));
+}
+
+TEST_HARNESS_MAIN
