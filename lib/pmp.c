@@ -9,8 +9,10 @@
  * region, proposal numbers, the two phases, and the retry loop.
  *
  * Layout: one region, the same id on each of the m memories; process i
- * (of n) owns slot i: two cells (lib/cell.c) written alternately, so a
- * torn write can only destroy the older one. A cell holds
+ * (of n) owns slot i: two cells (lib/cell.c). A write goes to the cell
+ * that does not hold the last write a quorum took, and the cells swap
+ * roles only when the new write is on a quorum: a torn or failed write
+ * can never destroy the newest completed one. A cell holds
  *
  *   __le64 mbal    the highest proposal number the process has promised
  *   __le64 bal     the proposal number of the value it accepted, 0: none
@@ -26,19 +28,20 @@
  * propose(v), PMP, proposal number b (unique per process, growing):
  *   phase 1 (skipped on the first attempt of process 0 when it holds write
  *   permission on a quorum from the start: nobody can have gone before
- *   it):
- *     changePermission(write) on every memory, wait for a quorum;
- *     write own slot (mbal = b, the accepted pair unchanged), quorum;
- *     read every slot, quorum; abort if any mbal or bal is above b;
- *     v' = the value of the highest bal read, or v if none.
+ *   it), at every memory in order - changePermission(write), write own
+ *   slot (mbal = b, the accepted pair unchanged), read every slot - and
+ *   wait for a quorum of memories that did all three (sacred_rmem_chain():
+ *   the read at a memory must follow our permission at that memory);
+ *   abort if any mbal or bal read is above b; v' = the value of the
+ *   highest bal read, or v if none.
  *   phase 2: write own slot (mbal = bal = b, v'), quorum: decided.
  *   Any failed write (permission revoked: someone contended) aborts the
  *   attempt; the process backs off and retries with a higher b.
  * Round trips: 1 on the fast path, 4 otherwise.
  *
  * Disk Paxos: the same, without changePermission, and phase 2 reads every
- * slot after its write and aborts if any mbal is above b (nothing else
- * stops a contender). The first attempt of process 0 skips phase 1 (b is
+ * slot after its write, at each memory, and aborts if any mbal is above b
+ * (nothing else stops a contender). The first attempt of process 0 skips phase 1 (b is
  * the lowest number anyone uses). Round trips: 2 on the fast path, 6
  * otherwise (write + read per phase).
  *
@@ -70,6 +73,9 @@
  * @value_max: the largest value
  * @cell_size: bytes of a cell
  * @seq: sequence number of the last cell written into own slot
+ * @good: the cell of own slot that holds the last write a quorum took:
+ *	writes go to the other one until one is taken, so a torn write never
+ *	destroys the newest completed one
  * @mbal: own promise
  * @bal: own accepted proposal number, 0 if none
  * @val: own accepted value
@@ -92,6 +98,7 @@ struct sacred_pmp {
 	size_t value_max;
 	size_t cell_size;
 	uint64_t seq;
+	unsigned int good;
 	uint64_t mbal;
 	uint64_t bal;
 	uint8_t *val;
@@ -117,12 +124,16 @@ static size_t pmp_region_bytes(const struct sacred_pmp *p)
 	return (size_t)p->nr_procs * 2 * p->cell_size;
 }
 
-/* The newest valid cell of slot @i in memory buffer @buf, parsed. */
+/*
+ * The newest valid cell of slot @i in memory buffer @buf, parsed; its seq
+ * and which of the two cells it is in *@seq and *@cell (may be NULL).
+ */
 static bool pmp_parse(const struct sacred_pmp *p, const uint8_t *buf,
-		      unsigned int i, struct pmp_slot *out, uint64_t *seq)
+		      unsigned int i, struct pmp_slot *out, uint64_t *seq,
+		      unsigned int *cell)
 {
 	struct sacred_cell_view best = { 0 }, v;
-	unsigned int j;
+	unsigned int j, best_j = 0;
 	uint64_t x;
 	uint32_t len;
 
@@ -132,8 +143,10 @@ static bool pmp_parse(const struct sacred_pmp *p, const uint8_t *buf,
 			continue;
 		if (v.len < PMP_HDR)
 			continue;
-		if (!best.seq || sacred_cell_newer(&v, &best))
+		if (!best.seq || sacred_cell_newer(&v, &best)) {
 			best = v;
+			best_j = j;
+		}
 	}
 	if (!best.seq)
 		return false;
@@ -148,29 +161,34 @@ static bool pmp_parse(const struct sacred_pmp *p, const uint8_t *buf,
 	out->val = (const uint8_t *)best.data + PMP_HDR;
 	if (seq)
 		*seq = best.seq;
+	if (cell)
+		*cell = best_j;
 	return true;
 }
 
-/* Write own slot (mbal, bal, value) to a quorum. */
-static int pmp_write(struct sacred_pmp *p, uint64_t mbal, uint64_t bal,
-		     const void *val, size_t len)
+/*
+ * Build the next cell of own slot (mbal, bal, value) in p->cell and the
+ * WRITE that puts it into the cell that does not hold the last completed
+ * write; pmp_written() flips the cells once a quorum took it.
+ */
+static int pmp_cell(struct sacred_pmp *p, uint64_t mbal, uint64_t bal,
+		    const void *val, size_t len, struct sacred_io *io)
 {
-	uint8_t hdr[PMP_HDR] = { 0 };
-	uint64_t x;
+	uint64_t seq = p->seq + 1;
 	uint32_t l = htole32((uint32_t)len);
-	uint64_t seq = ++p->seq;
 	uint8_t *payload;
+	uint64_t x;
 	int ret;
 
 	payload = malloc(PMP_HDR + len);
 	if (!payload)
 		return -ENOMEM;
+	memset(payload, 0, PMP_HDR);
 	x = htole64(mbal);
-	memcpy(hdr, &x, 8);
+	memcpy(payload, &x, 8);
 	x = htole64(bal);
-	memcpy(hdr + 8, &x, 8);
-	memcpy(hdr + 16, &l, 4);
-	memcpy(payload, hdr, PMP_HDR);
+	memcpy(payload + 8, &x, 8);
+	memcpy(payload + 16, &l, 4);
 	if (len)
 		memcpy(payload + PMP_HDR, val, len);
 	ret = sacred_cell_encode(p->cell, p->cell_size, seq,
@@ -179,42 +197,55 @@ static int pmp_write(struct sacred_pmp *p, uint64_t mbal, uint64_t bal,
 	free(payload);
 	if (ret)
 		return ret;
-	p->stats.round_trips++;
-	return sacred_rmem_write(p->rm, p->region_id,
-				 (uint64_t)p->me * 2 * p->cell_size +
-				 (seq % 2) * p->cell_size,
-				 p->cell, p->cell_size, NULL);
+	p->seq = seq;
+	*io = (struct sacred_io){
+		.opcode = SACRED_IO_WRITE,
+		.region_id = p->region_id,
+		.offset = (uint64_t)p->me * 2 * p->cell_size +
+			  (1 - p->good) * p->cell_size,
+		.buf = p->cell,
+		.len = p->cell_size,
+	};
+	return 0;
+}
+
+/* The cell just written is on a quorum: it is the one to keep now. */
+static void pmp_written(struct sacred_pmp *p)
+{
+	p->good = 1 - p->good;
+}
+
+static struct sacred_io pmp_read_op(const struct sacred_pmp *p)
+{
+	return (struct sacred_io){
+		.opcode = SACRED_IO_READ,
+		.region_id = p->region_id,
+		.len = pmp_region_bytes(p),
+	};
 }
 
 /*
- * Read every slot from a quorum. *@higher gets the highest mbal or bal
- * above @b seen (0 if none); with @best, the value of the highest bal is
- * copied to p->val (via @best_bal).
+ * Look at every slot read from the memories in @res->ok. *@higher gets
+ * the highest mbal or bal above @b seen (0 if none); with @best_bal, the
+ * value of the highest bal of the other processes is copied to @best_val.
  */
-static int pmp_read(struct sacred_pmp *p, uint64_t b, uint64_t *higher,
-		    uint64_t *best_bal, uint8_t *best_val, size_t *best_len)
+static void pmp_scan(struct sacred_pmp *p, const struct sacred_rmem_result *res,
+		     uint64_t b, uint64_t *higher, uint64_t *best_bal,
+		     uint8_t *best_val, size_t *best_len)
 {
-	struct sacred_rmem_result res;
 	unsigned int i, k, n = sacred_rmem_nr_mems(p->rm);
-	int ret;
 
-	p->stats.round_trips++;
-	ret = sacred_rmem_read(p->rm, p->region_id, 0,
-			       (void *const *)p->bufs, pmp_region_bytes(p),
-			       false, &res);
-	if (ret)
-		return ret;
 	*higher = 0;
 	if (best_bal)
 		*best_bal = 0;
 	for (k = 0; k < n; k++) {
-		if (!(res.ok & (1U << k)))
+		if (!(res->ok & (1U << k)))
 			continue;
 		for (i = 0; i < p->nr_procs; i++) {
 			struct pmp_slot s;
 
 			if (i == p->me || !pmp_parse(p, p->bufs[k], i, &s,
-						     NULL))
+						     NULL, NULL))
 				continue;
 			if (s.mbal > b && s.mbal > *higher)
 				*higher = s.mbal;
@@ -228,7 +259,6 @@ static int pmp_read(struct sacred_pmp *p, uint64_t b, uint64_t *higher,
 			}
 		}
 	}
-	return 0;
 }
 
 /* The next proposal number of this process above @above. */
@@ -303,6 +333,7 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 	p->cell_size = (SACRED_CELL_HDR + PMP_HDR + attr->value_max + 7) &
 		       ~(size_t)7;
 	p->first = true;
+	p->good = 1;
 	p->timeout_ms = attr->timeout_ms ?: 10000;
 	n = sacred_rmem_nr_mems(p->rm);
 
@@ -352,9 +383,10 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 			continue;
 		for (i = 0; i < p->nr_procs; i++) {
 			struct pmp_slot s;
+			unsigned int cell;
 			uint64_t seq;
 
-			if (!pmp_parse(p, p->bufs[k], i, &s, &seq))
+			if (!pmp_parse(p, p->bufs[k], i, &s, &seq, &cell))
 				continue;
 			if (s.mbal > p->max_seen)
 				p->max_seen = s.mbal;
@@ -364,8 +396,10 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 				continue;
 			/* Someone has gone before: no fast path. */
 			p->fast_ok = false;
-			if (seq > p->seq)
+			if (seq > p->seq) {
 				p->seq = seq;
+				p->good = cell;
+			}
 			if (s.mbal > p->mbal)
 				p->mbal = s.mbal;
 			if (s.bal > p->bal && s.len <= p->value_max) {
@@ -407,39 +441,53 @@ void sacred_pmp_close(struct sacred_pmp *p)
 static int pmp_attempt(struct sacred_pmp *p, uint64_t b, const void *v,
 		       size_t len, bool fast)
 {
-	struct sacred_perm_req req = {
-		.region_id = p->region_id,
-		.access = SACRED_ACCESS_READ | SACRED_ACCESS_WRITE,
-	};
+	struct sacred_io ops[3];
+	struct sacred_rmem_result res;
 	uint64_t higher, best_bal;
 	size_t best_len = 0;
+	unsigned int nops = 0;
 	uint8_t *best;
 	int ret;
 
 	if (fast) {
 		p->stats.fast = true;
-		goto phase2_value;
+		memcpy(p->val, v, len);
+		p->val_len = len;
+		goto phase2;
 	}
 
-	/* Phase 1. */
-	if (p->alg == SACRED_PMP) {
-		p->stats.round_trips++;
-		ret = sacred_rmem_change_perm(p->rm, &req, NULL);
-		if (ret)
-			return ret == -EPERM ? -EACCES : ret;
-	}
-	ret = pmp_write(p, b, p->bal, p->val, p->val_len);
+	/*
+	 * Phase 1, at each memory in order: take write permission (PMP),
+	 * promise b in own slot, read every slot. A memory counts once all
+	 * three are done there, so each read comes after our permission at
+	 * its memory: a write of an earlier leader that a quorum took is
+	 * seen by this read at some memory.
+	 */
+	if (p->alg == SACRED_PMP)
+		ops[nops++] = (struct sacred_io){
+			.opcode = SACRED_IO_PERM,
+			.perm = {
+				.region_id = p->region_id,
+				.access = SACRED_ACCESS_READ |
+					  SACRED_ACCESS_WRITE,
+			},
+		};
+	ret = pmp_cell(p, b, p->bal, p->val, p->val_len, &ops[nops++]);
 	if (ret)
 		return ret;
+	ops[nops++] = pmp_read_op(p);
+	p->stats.round_trips += nops;
+	ret = sacred_rmem_chain(p->rm, ops, nops, (void *const *)p->bufs,
+				&res);
+	if (ret)
+		return ret == -EPERM ? -EACCES : ret;
+	pmp_written(p);
 	p->mbal = b;
+
 	best = malloc(p->value_max + 1);
 	if (!best)
 		return -ENOMEM;
-	ret = pmp_read(p, b, &higher, &best_bal, best, &best_len);
-	if (ret) {
-		free(best);
-		return ret;
-	}
+	pmp_scan(p, &res, b, &higher, &best_bal, best, &best_len);
 	if (higher) {
 		free(best);
 		p->max_seen = higher > p->max_seen ? higher : p->max_seen;
@@ -454,22 +502,29 @@ static int pmp_attempt(struct sacred_pmp *p, uint64_t b, const void *v,
 		p->val_len = len;
 	}
 	free(best);
-	goto phase2;
 
-phase2_value:
-	memcpy(p->val, v, len);
-	p->val_len = len;
 phase2:
-	/* Phase 2. */
-	ret = pmp_write(p, b, b, p->val, p->val_len);
+	/*
+	 * Phase 2: accept (b, value) in own slot. PMP: one write; a memory
+	 * where someone took permission since refuses it. Disk Paxos: write,
+	 * then read every slot at that memory, abort on a higher promise.
+	 */
+	nops = 0;
+	ret = pmp_cell(p, b, b, p->val, p->val_len, &ops[nops++]);
 	if (ret)
 		return ret;
+	if (p->alg == SACRED_DISK_PAXOS)
+		ops[nops++] = pmp_read_op(p);
+	p->stats.round_trips += nops;
+	ret = sacred_rmem_chain(p->rm, ops, nops, (void *const *)p->bufs,
+				&res);
+	if (ret)
+		return ret;
+	pmp_written(p);
 	p->mbal = b;
 	p->bal = b;
 	if (p->alg == SACRED_DISK_PAXOS) {
-		ret = pmp_read(p, b, &higher, NULL, NULL, NULL);
-		if (ret)
-			return ret;
+		pmp_scan(p, &res, b, &higher, NULL, NULL, NULL);
 		if (higher) {
 			p->max_seen = higher > p->max_seen ? higher :
 							      p->max_seen;

@@ -16,7 +16,10 @@
  *
  * Stragglers: a memory that has not answered when the quorum is reached
  * keeps its operation; its result is taken and dropped by a later call
- * (results carry the call's sequence number). A READ therefore never
+ * (results carry the call's sequence number). A memory with a
+ * changePermission still unanswered sits out later calls (status -EBUSY)
+ * until the answer comes: operations sent meanwhile would carry a key
+ * that may be about to change, and break the connection. A READ therefore never
  * lands in the caller's buffer after the call returned: each memory reads
  * into a buffer of the handle, copied out only for memories that answered
  * in time. A memory whose connection broke (it crashed, was brought down,
@@ -49,6 +52,10 @@
  * @attr: what each connection was (and is re-) created with
  * @conns: the connections; NULL for a memory never connected
  * @rbuf: per-memory READ buffers, @max_io bytes each
+ * @perm_seq: per memory, the call whose changePermission there was still
+ *	unanswered when the call returned (0: none). Until its answer comes,
+ *	the memory sits out later calls: the key an operation would carry
+ *	may be about to change.
  */
 struct sacred_rmem {
 	uint32_t process_id;
@@ -61,6 +68,7 @@ struct sacred_rmem {
 	uint8_t key[SACRED_RMEM_MAX][SACRED_MAC_LEN];
 	struct sacred_conn *conns[SACRED_RMEM_MAX];
 	uint8_t *rbuf[SACRED_RMEM_MAX];
+	uint64_t perm_seq[SACRED_RMEM_MAX];
 };
 
 static uint64_t rmem_now_ms(void)
@@ -287,16 +295,61 @@ static int rmem_error(const struct sacred_rmem_result *res)
 }
 
 /*
- * Post @io (one per memory) to every usable memory and collect results
- * until a quorum succeeded, a quorum can no longer succeed, everyone
- * answered (@all), or the slowest memory's timeout passed. @bufs: where
- * READs of memories that answer in time are copied.
+ * Take the results of earlier calls' stragglers on memory @i; a
+ * changePermission among them lets the memory take part again.
  */
-static int rmem_run(struct sacred_rmem *rm, struct sacred_io *io,
-		    void *const *bufs, bool all, struct sacred_rmem_result *res)
+static void rmem_reap(struct sacred_rmem *rm, unsigned int i)
+{
+	struct sacred_io_result r;
+
+	if (!rm->conns[i])
+		return;
+	while (sacred_io_poll(rm->conns[i], &r, 1) == 1)
+		if (r.opcode == SACRED_IO_PERM &&
+		    r.user_data >> 8 == rm->perm_seq[i])
+			rm->perm_seq[i] = 0;
+	if (sacred_conn_broken(rm->conns[i]) &&
+	    !sacred_io_pending(rm->conns[i]))
+		rm->perm_seq[i] = 0;
+}
+
+/* Post step @k of @ops to memory @i; false if it could not be posted. */
+static bool rmem_post_step(struct sacred_rmem *rm, unsigned int i,
+			   const struct sacred_io *ops, unsigned int k,
+			   uint64_t seq, struct sacred_rmem_result *res)
+{
+	struct sacred_io io = ops[k];
+	int ret;
+
+	io.user_data = seq << 8 | k;
+	if (io.opcode == SACRED_IO_READ)
+		io.buf = rm->rbuf[i];
+	ret = sacred_io_post(rm->conns[i], &io, 1);
+	if (ret >= 0)
+		return true;
+	res->status[i] = ret;
+	res->done |= 1U << i;
+	return false;
+}
+
+/*
+ * Run @ops (@nops of them, the same for every memory) on every usable
+ * memory, each memory's operations one after the other: the next is
+ * posted once the previous one succeeded, so that, at every memory, they
+ * take effect in order (a changePermission is applied before the WRITE
+ * after it is sent). A memory succeeds when all its operations did.
+ * Collects results until a quorum succeeded, a quorum can no longer
+ * succeed, everyone answered (@all), or the slowest memory's timeouts
+ * passed. The READ among @ops (at most one) lands in the handle's buffer
+ * of each memory and is copied to @bufs[i] for memories that succeed.
+ */
+static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
+		    unsigned int nops, void *const *bufs, bool all,
+		    struct sacred_rmem_result *res)
 {
 	struct sacred_rmem_result local;
-	unsigned int i, failed = 0, ok = 0, waiting = 0;
+	unsigned int i, k, failed = 0, ok = 0, waiting = 0;
+	unsigned int step[SACRED_RMEM_MAX] = { 0 };
 	uint64_t deadline, seq = ++rm->seq;
 	int timeout = 0, ret;
 
@@ -306,15 +359,15 @@ static int rmem_run(struct sacred_rmem *rm, struct sacred_io *io,
 	res->nr_mems = rm->nr_mems;
 	for (i = 0; i < rm->nr_mems; i++) {
 		res->status[i] = -ENOTCONN;
-		if (!rmem_usable(rm, i)) {
+		rmem_reap(rm, i);
+		if (rmem_usable(rm, i) && rm->perm_seq[i]) {
+			/* Its key may be changing: it sits this one out. */
+			res->status[i] = -EBUSY;
 			failed++;
 			continue;
 		}
-		io[i].user_data = seq;
-		ret = sacred_io_post(rm->conns[i], &io[i], 1);
-		if (ret < 0) {
-			res->status[i] = ret;
-			res->done |= 1U << i;
+		if (!rmem_usable(rm, i) ||
+		    !rmem_post_step(rm, i, ops, 0, seq, res)) {
 			failed++;
 			continue;
 		}
@@ -325,7 +378,7 @@ static int rmem_run(struct sacred_rmem *rm, struct sacred_io *io,
 	}
 
 	/* Operations time out in the connections; this is a backstop. */
-	deadline = rmem_now_ms() + 2 * (uint64_t)timeout + 100;
+	deadline = rmem_now_ms() + (nops + 1) * (uint64_t)timeout + 100;
 	while (waiting && (all || (ok < rm->quorum &&
 				   failed <= rm->nr_mems - rm->quorum))) {
 		uint64_t now = rmem_now_ms();
@@ -342,26 +395,92 @@ static int rmem_run(struct sacred_rmem *rm, struct sacred_io *io,
 			if (!rm->conns[i])
 				continue;
 			while (sacred_io_poll(rm->conns[i], &r, 1) == 1) {
-				if (r.user_data != seq)
-					continue;	/* a straggler */
+				if (r.user_data != (seq << 8 | step[i])) {
+					/* A straggler of an earlier call. */
+					if (r.opcode == SACRED_IO_PERM &&
+					    r.user_data >> 8 == rm->perm_seq[i])
+						rm->perm_seq[i] = 0;
+					continue;
+				}
+				k = step[i];
+				res->status[i] = r.status;
+				if (ops[k].opcode == SACRED_IO_PERM)
+					res->perm[i] = r.perm;
+				if (!r.status && ops[k].opcode == SACRED_IO_READ &&
+				    ops[k].len)
+					memcpy(bufs[i], rm->rbuf[i],
+					       ops[k].len);
+				if (!r.status && ++step[i] < nops) {
+					res->status[i] = -EINPROGRESS;
+					if (rmem_post_step(rm, i, ops, step[i],
+							   seq, res))
+						continue;
+				}
 				waiting--;
 				res->done |= 1U << i;
-				res->status[i] = r.status;
-				if (io[i].opcode == SACRED_IO_PERM)
-					res->perm[i] = r.perm;
-				if (r.status) {
+				if (res->status[i]) {
 					failed++;
 					continue;
 				}
 				ok++;
 				res->ok |= 1U << i;
-				if (io[i].opcode == SACRED_IO_READ && io[i].len)
-					memcpy(bufs[i], rm->rbuf[i],
-					       io[i].len);
 			}
 		}
 	}
+	for (i = 0; i < rm->nr_mems; i++)
+		if (res->status[i] == -EINPROGRESS &&
+		    ops[step[i]].opcode == SACRED_IO_PERM)
+			rm->perm_seq[i] = seq;
 	return ok >= rm->quorum ? 0 : rmem_error(res);
+}
+
+/**
+ * sacred_rmem_chain() - run a short sequence of operations on every
+ * memory, each memory's in order, and return at a quorum
+ * @rm: the handle
+ * @ops: the operations, the same for every memory (user_data is the
+ *	handle's; a READ's @buf is ignored)
+ * @nops: how many, 1 to SACRED_RMEM_CHAIN_MAX
+ * @bufs: where the READ among @ops (at most one) lands, one buffer per
+ *	memory; NULL without a READ
+ * @res: each memory's outcome (may be NULL): the status of its first
+ *	failed operation, or 0; @res->perm[i] for a changePermission
+ *
+ * At each memory, an operation is sent only after the one before it
+ * succeeded, so they take effect there in order - the property Protected
+ * Memory Paxos needs: its read at a memory comes after its permission
+ * there. A memory counts for the quorum when all of its operations
+ * succeeded.
+ *
+ * Return: 0 when a quorum of memories completed all; otherwise as
+ * sacred_rmem_write() (and -EPERM when policies refused).
+ */
+int sacred_rmem_chain(struct sacred_rmem *rm, const struct sacred_io *ops,
+		      unsigned int nops, void *const *bufs,
+		      struct sacred_rmem_result *res)
+{
+	unsigned int k, reads = 0;
+
+	if (!rm || !ops || !nops || nops > SACRED_RMEM_CHAIN_MAX)
+		return -EINVAL;
+	for (k = 0; k < nops; k++) {
+		if (ops[k].opcode == SACRED_IO_READ ||
+		    ops[k].opcode == SACRED_IO_WRITE) {
+			if (ops[k].len > rm->max_io)
+				return -EMSGSIZE;
+			if (ops[k].opcode == SACRED_IO_WRITE && !ops[k].buf &&
+			    ops[k].len)
+				return -EINVAL;
+		}
+		reads += ops[k].opcode == SACRED_IO_READ;
+	}
+	if (reads > 1 || (reads && !bufs))
+		return -EINVAL;
+	if (reads)
+		for (k = 0; k < rm->nr_mems; k++)
+			if (!bufs[k])
+				return -EINVAL;
+	return rmem_run(rm, ops, nops, bufs, false, res);
 }
 
 /**
@@ -431,22 +550,19 @@ int sacred_rmem_write(struct sacred_rmem *rm, uint32_t region_id,
 		      uint64_t offset, const void *buf, size_t len,
 		      struct sacred_rmem_result *res)
 {
-	struct sacred_io io[SACRED_RMEM_MAX];
-	unsigned int i;
+	struct sacred_io io = {
+		.opcode = SACRED_IO_WRITE,
+		.region_id = region_id,
+		.offset = offset,
+		.buf = (void *)buf,
+		.len = len,
+	};
 
 	if (!rm || (!buf && len))
 		return -EINVAL;
 	if (len > rm->max_io)
 		return -EMSGSIZE;
-	for (i = 0; i < rm->nr_mems; i++)
-		io[i] = (struct sacred_io){
-			.opcode = SACRED_IO_WRITE,
-			.region_id = region_id,
-			.offset = offset,
-			.buf = (void *)buf,
-			.len = len,
-		};
-	return rmem_run(rm, io, NULL, false, res);
+	return rmem_run(rm, &io, 1, NULL, false, res);
 }
 
 /**
@@ -467,25 +583,22 @@ int sacred_rmem_read(struct sacred_rmem *rm, uint32_t region_id,
 		     uint64_t offset, void *const *bufs, size_t len, bool all,
 		     struct sacred_rmem_result *res)
 {
-	struct sacred_io io[SACRED_RMEM_MAX];
+	struct sacred_io io = {
+		.opcode = SACRED_IO_READ,
+		.region_id = region_id,
+		.offset = offset,
+		.len = len,
+	};
 	unsigned int i;
 
 	if (!rm || !bufs)
 		return -EINVAL;
 	if (len > rm->max_io)
 		return -EMSGSIZE;
-	for (i = 0; i < rm->nr_mems; i++) {
+	for (i = 0; i < rm->nr_mems; i++)
 		if (!bufs[i] && len)
 			return -EINVAL;
-		io[i] = (struct sacred_io){
-			.opcode = SACRED_IO_READ,
-			.region_id = region_id,
-			.offset = offset,
-			.buf = rm->rbuf[i],
-			.len = len,
-		};
-	}
-	return rmem_run(rm, io, bufs, all, res);
+	return rmem_run(rm, &io, 1, bufs, all, res);
 }
 
 /**
@@ -502,15 +615,12 @@ int sacred_rmem_change_perm(struct sacred_rmem *rm,
 			    const struct sacred_perm_req *req,
 			    struct sacred_rmem_result *res)
 {
-	struct sacred_io io[SACRED_RMEM_MAX];
-	unsigned int i;
+	struct sacred_io io = {
+		.opcode = SACRED_IO_PERM,
+		.perm = *req,
+	};
 
 	if (!rm || !req)
 		return -EINVAL;
-	for (i = 0; i < rm->nr_mems; i++)
-		io[i] = (struct sacred_io){
-			.opcode = SACRED_IO_PERM,
-			.perm = *req,
-		};
-	return rmem_run(rm, io, NULL, false, res);
+	return rmem_run(rm, &io, 1, NULL, false, res);
 }

@@ -951,6 +951,20 @@ int sacred_rmem_read(struct sacred_rmem *rm, uint32_t region_id,
 		     uint64_t offset, void *const *bufs, size_t len, bool all,
 		     struct sacred_rmem_result *res);
 
+#define SACRED_RMEM_CHAIN_MAX	8
+
+/**
+ * sacred_rmem_chain() - run @ops (the same for every memory) on every
+ * memory, each memory's in order - the next sent once the one before it
+ * succeeded there - and return when a quorum completed them all; the
+ * READ among them (at most one) lands in @bufs[i]
+ *
+ * Return: 0 when a quorum completed all; otherwise as sacred_rmem_write().
+ */
+int sacred_rmem_chain(struct sacred_rmem *rm, const struct sacred_io *ops,
+		      unsigned int nops, void *const *bufs,
+		      struct sacred_rmem_result *res);
+
 /**
  * sacred_rmem_change_perm() - changePermission on every memory
  *

@@ -13,11 +13,12 @@
  * concurrent one: the layers above must resolve contention (Disk Paxos
  * does it with ballots).
  *
- * A slot is two cells. A write goes into cell (seq % 2): sequence numbers
- * of one writer grow by one, so a write that is torn (its writer revoked
- * or crashed in the middle) can only destroy the cell of two writes ago,
- * never the last completed one. A read fetches both cells from a quorum
- * and takes the newest valid cell of all.
+ * A slot is two cells. A write goes into the cell that does not hold the
+ * last write a quorum took, and the two swap roles only once the new write
+ * is on a quorum: a write that is torn (its writer revoked or crashed in
+ * the middle) or fails can never destroy the newest completed one. A read
+ * fetches both cells from a quorum and takes the newest valid cell of all.
+ * (In a shared region this holds per writer only.)
  *
  * Opening an owned region as its writer reads every slot once, so that a
  * restarted writer goes on above the sequence numbers it used before.
@@ -40,6 +41,7 @@
  * @shared: any member may write
  * @writer: this process holds write access on a quorum
  * @seq: per slot, the last sequence number written or seen
+ * @good: per slot, the cell holding the last write a quorum took
  * @bufs: per memory, a two-cell read buffer
  */
 struct sacred_slots {
@@ -50,6 +52,7 @@ struct sacred_slots {
 	bool shared;
 	bool writer;
 	uint64_t *seq;
+	uint8_t *good;
 	uint8_t *bufs[SACRED_RMEM_MAX];
 	uint8_t *cell;
 };
@@ -65,7 +68,8 @@ static uint64_t slot_offset(const struct sacred_slots *s, unsigned int slot)
  * a valid cell, or the replicated memory's error.
  */
 static int slots_fetch(struct sacred_slots *s, unsigned int slot,
-		       struct sacred_cell_view *best, bool all)
+		       struct sacred_cell_view *best, unsigned int *cell,
+		       bool all)
 {
 	struct sacred_rmem_result res;
 	unsigned int i, j, n = sacred_rmem_nr_mems(s->rm);
@@ -89,6 +93,8 @@ static int slots_fetch(struct sacred_slots *s, unsigned int slot,
 			if (!found || sacred_cell_newer(&v, best)) {
 				*best = v;
 				found = true;
+				if (cell)
+					*cell = j;
 			}
 		}
 	}
@@ -138,9 +144,11 @@ int sacred_slots_open(struct sacred_rmem *rm, uint32_t region_id,
 
 	ret = -ENOMEM;
 	s->seq = calloc(nr_slots, sizeof(*s->seq));
+	s->good = malloc(nr_slots);
 	s->cell = malloc(s->cell_size);
-	if (!s->seq || !s->cell)
+	if (!s->seq || !s->good || !s->cell)
 		goto err;
+	memset(s->good, 1, nr_slots);
 	for (i = 0; i < n; i++) {
 		s->bufs[i] = malloc(2 * s->cell_size);
 		if (!s->bufs[i])
@@ -168,13 +176,15 @@ int sacred_slots_open(struct sacred_rmem *rm, uint32_t region_id,
 	if (s->writer) {
 		for (i = 0; i < nr_slots; i++) {
 			struct sacred_cell_view v;
+			unsigned int cell;
 
-			ret = slots_fetch(s, i, &v, true);
+			ret = slots_fetch(s, i, &v, &cell, true);
 			if (ret == -ENODATA)
 				continue;
 			if (ret)
 				goto err;
 			s->seq[i] = v.seq;
+			s->good[i] = cell;
 		}
 	}
 	*sp = s;
@@ -195,6 +205,7 @@ void sacred_slots_close(struct sacred_slots *s)
 	for (i = 0; i < SACRED_RMEM_MAX; i++)
 		free(s->bufs[i]);
 	free(s->cell);
+	free(s->good);
 	free(s->seq);
 	free(s);
 }
@@ -234,7 +245,7 @@ int sacred_slots_write(struct sacred_slots *s, unsigned int slot,
 	if (!s->writer && !s->shared)
 		return -EPERM;
 	if (s->shared) {
-		ret = slots_fetch(s, slot, &v, false);
+		ret = slots_fetch(s, slot, &v, NULL, false);
 		if (ret && ret != -ENODATA)
 			return ret;
 		if (!ret && v.seq > s->seq[slot])
@@ -245,10 +256,13 @@ int sacred_slots_write(struct sacred_slots *s, unsigned int slot,
 				 sacred_rmem_process_id(s->rm), data, len);
 	if (ret)
 		return ret;
-	return sacred_rmem_write(s->rm, s->region_id,
-				 slot_offset(s, slot) +
-				 (seq % 2) * s->cell_size,
-				 s->cell, s->cell_size, NULL);
+	ret = sacred_rmem_write(s->rm, s->region_id,
+				slot_offset(s, slot) +
+				(1 - s->good[slot]) * s->cell_size,
+				s->cell, s->cell_size, NULL);
+	if (!ret)
+		s->good[slot] = 1 - s->good[slot];
+	return ret;
 }
 
 /**
@@ -272,7 +286,7 @@ int sacred_slots_read(struct sacred_slots *s, unsigned int slot, void *data,
 
 	if (!s || slot >= s->nr_slots || (!data && max))
 		return -EINVAL;
-	ret = slots_fetch(s, slot, &v, false);
+	ret = slots_fetch(s, slot, &v, NULL, false);
 	if (ret)
 		return ret;
 	if (v.len > max)

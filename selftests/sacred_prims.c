@@ -221,7 +221,7 @@ TEST_F(prims, torn_cell_is_never_taken)
 	ASSERT_EQ(0, sacred_slots_open(self->p[1], OWNED, 48, 1, 0, &r));
 	ASSERT_EQ(0, sacred_slots_write(w, 0, "old", 4));
 	ASSERT_EQ(0, sacred_slots_write(w, 0, "new", 4));
-	/* seq 2 sits in cell 0: tear its first 32 bytes on memory 0. */
+	/* Tear the first cell (seq 1, "old") on memory 0. */
 	memset(junk, 0x5a, sizeof(junk));
 	ASSERT_EQ(0, raw_write(self->p[0], 0, OWNED, 0, junk, sizeof(junk)));
 	for (round = 0; round < 10; round++) {
