@@ -1202,6 +1202,108 @@ int sacred_pmp_propose(struct sacred_pmp *p, const void *v, size_t len,
 void sacred_pmp_stats(const struct sacred_pmp *p,
 		      struct sacred_pmp_stats *stats);
 
+/*
+ * ----------------------------------------------------------------------
+ * Replicated log (lib/log.c): multi-slot Protected Memory Paxos with a
+ * stable leader, a heartbeat failure detector over RDMA, and fail-over
+ * that fences the old leader through the permission switch.
+ * ----------------------------------------------------------------------
+ */
+
+struct sacred_log;
+
+#define SACRED_LOG_MAX_PROCS	16
+
+/**
+ * sacred_log_commit_fn - called once per decided entry, in index order,
+ * from sacred_log_poll() or sacred_log_propose()
+ */
+typedef void (*sacred_log_commit_fn)(void *arg, uint64_t index,
+				     const void *data, size_t len);
+
+/**
+ * struct sacred_log_attr - a replicated log
+ * @rm: the replicated memory; must outlive the log
+ * @log_region: the log (same id on every memory): exclusive-writer, every
+ *	process a read-write member; at least
+ *	64 + nr_procs * capacity * 2 * (entry_max + 56) bytes, rounded up
+ * @hb_region: heartbeats: static, everyone read-write, 8 * nr_procs bytes
+ * @nr_procs: processes, 1 to SACRED_LOG_MAX_PROCS
+ * @me: this process, 0 .. nr_procs - 1; the lowest alive one leads
+ * @capacity: entries the log holds
+ * @entry_max: the largest entry
+ * @hb_period_ms: heartbeat period; 0 means 10
+ * @suspect_ms: a process whose heartbeat did not move this long is
+ *	suspected; 0 means 200
+ * @commit: called for every decided entry, in order; may be NULL
+ * @arg: passed to @commit
+ */
+struct sacred_log_attr {
+	struct sacred_rmem *rm;
+	uint32_t log_region;
+	uint32_t hb_region;
+	unsigned int nr_procs;
+	unsigned int me;
+	unsigned int capacity;
+	size_t entry_max;
+	int hb_period_ms;
+	int suspect_ms;
+	sacred_log_commit_fn commit;
+	void *arg;
+};
+
+/**
+ * struct sacred_log_stats - a log's counters
+ * @takeovers: times this process tried to take over
+ * @step_downs: times it stopped leading
+ * @appends: entries it appended as leader
+ * @recovered: entries it accepted again in a takeover
+ * @round_trips: quorum round trips of its log operations (not heartbeats)
+ */
+struct sacred_log_stats {
+	uint64_t takeovers;
+	uint64_t step_downs;
+	uint64_t appends;
+	uint64_t recovered;
+	uint64_t round_trips;
+};
+
+/** sacred_log_open() - join a replicated log */
+int sacred_log_open(const struct sacred_log_attr *attr,
+		    struct sacred_log **l);
+
+/** sacred_log_close() - free @l; NULL is ok */
+void sacred_log_close(struct sacred_log *l);
+
+/**
+ * sacred_log_poll() - heartbeats, election, takeover, catching up; call
+ * it every few milliseconds, leader or not
+ */
+int sacred_log_poll(struct sacred_log *l);
+
+/**
+ * sacred_log_propose() - append an entry; leader only
+ *
+ * Return: 0 (decided, delivered); -EREMOTE (not the leader); -EACCES
+ * (write permission lost: another process took over); -ENOSPC (full);
+ * -ENOTCONN, -ECONNRESET, -ETIMEDOUT (no quorum); -EINVAL, -EMSGSIZE.
+ */
+int sacred_log_propose(struct sacred_log *l, const void *data, size_t len,
+		       uint64_t *index);
+
+/** sacred_log_leader() - the process the failure detector elects, or -1 */
+int sacred_log_leader(const struct sacred_log *l);
+
+/** sacred_log_is_leader() - this process leads now */
+bool sacred_log_is_leader(const struct sacred_log *l);
+
+/** sacred_log_applied() - entries delivered to the commit callback */
+uint64_t sacred_log_applied(const struct sacred_log *l);
+
+/** sacred_log_stats() - the log's counters */
+void sacred_log_stats(const struct sacred_log *l,
+		      struct sacred_log_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,782 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause
+/*
+ * libsacred - a replicated log on Protected Memory Paxos, in the style of
+ * Mu (Aguilera et al., OSDI'20): a stable leader appends an entry with
+ * one quorum write; leadership comes from a heartbeat failure detector
+ * read over RDMA, and a new leader fences the old one by taking write
+ * permission on the log region (policy exclusive-writer) before it
+ * recovers the log's tail.
+ *
+ * This file owns struct sacred_log: the log region's layout, the
+ * heartbeat and failure detector, takeover and recovery, appends,
+ * followers catching up, and the commit callback.
+ *
+ * Layout of the log region (same id on every memory, exclusive-writer,
+ * every process a read-write member), all in cells (lib/cell.c):
+ *
+ *   meta[p]       two cells per process: (mbal, commit) - p's promise and
+ *                 how many entries p knows to be decided
+ *   area[p][i]    two cells per process and index: the entry p accepted
+ *                 at index i: (bal, index, commit, len, data)
+ *
+ * Every process writes only its own meta and area, and into the cell that
+ * does not hold its last write a quorum took (as lib/pmp.c): a leader
+ * revoked in the middle of a write can tear only its own newer cell,
+ * never an entry that is decided. The value of index i is the entry with
+ * the highest bal at i over all areas of a quorum of memories.
+ *
+ * Heartbeats: region hb_region (static, everyone read-write) holds one
+ * 8-byte counter per process; each process bumps its own every
+ * hb_period_ms and reads all of them. A process whose counter has not
+ * moved for suspect_ms is suspected; the leader is the lowest-numbered
+ * process not suspected (Omega).
+ *
+ * Becoming leader with ballot b (takeover), at each memory in order:
+ * changePermission(write), write own meta (mbal = b), read every meta;
+ * abort if a higher mbal shows. Then recovery: from the highest commit
+ * any meta or entry shows, read every area index by index; every entry
+ * found is accepted again with ballot b in own area (one quorum write
+ * each), up to the first index no area holds. Then the log is decided up
+ * to there, and appends begin.
+ *
+ * Appending: write (b, i, commit, data) into own area at the next index:
+ * one round trip. A quorum took it: decided, the commit callback runs. A
+ * refusal (write permission revoked: someone else took over) or no quorum
+ * ends the leadership; the next poll decides who leads.
+ *
+ * Followers catch up by reading every area from their next index on (one
+ * quorum read per area) and every meta, and deliver the entries below the
+ * highest commit seen, in order.
+ *
+ * The log has a fixed capacity (no trimming yet): appends beyond it fail
+ * with -ENOSPC.
+ *
+ * Not thread-safe: one thread drives a handle (poll and propose).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sacred.h"
+
+#define LOG_META_HDR	16	/* mbal, commit */
+#define LOG_ENTRY_HDR	32	/* bal, index, commit, len, pad */
+
+enum { LOG_FOLLOWER, LOG_LEADER };
+
+/**
+ * struct sacred_log - one process's view of a replicated log
+ * @a: as opened
+ * @meta_cell: bytes of a meta cell
+ * @entry_cell: bytes of an entry cell
+ * @areas: offset of area[0][0]
+ * @role: LOG_FOLLOWER or LOG_LEADER
+ * @b: ballot of the current leadership
+ * @mbal: own promise
+ * @max_seen: highest ballot seen anywhere
+ * @seq: sequence number of own last cell
+ * @meta_good: the own meta cell holding the last completed write
+ * @good: per index, the own area cell holding the last completed write
+ * @next: leader: the next index to append
+ * @committed: entries known decided: [0, @committed)
+ * @applied: entries delivered to the callback
+ * @meta_commit: the commit last written into own meta
+ * @hb: own heartbeat counter
+ * @hb_seen: per process, the last counter read
+ * @hb_change: per process, when its counter last moved (ms)
+ * @last_hb: when the last heartbeat round ran (ms)
+ * @leader: the process the failure detector says leads
+ * @stats: counters
+ * @cell: a cell being written
+ * @bufs: per memory, a read buffer of max_io bytes
+ * @tail: per index of a recovery or catch-up batch, the best entry seen
+ */
+struct sacred_log {
+	struct sacred_log_attr a;
+	size_t meta_cell;
+	size_t entry_cell;
+	uint64_t areas;
+	int role;
+	uint64_t b;
+	uint64_t mbal;
+	uint64_t max_seen;
+	uint64_t seq;
+	uint8_t meta_good;
+	uint8_t *good;
+	uint64_t next;
+	uint64_t committed;
+	uint64_t applied;
+	uint64_t meta_commit;
+	uint64_t hb;
+	uint64_t hb_seen[SACRED_LOG_MAX_PROCS];
+	uint64_t hb_change[SACRED_LOG_MAX_PROCS];
+	uint64_t last_hb;
+	int leader;
+	struct sacred_log_stats stats;
+	uint8_t *cell;
+	uint8_t *bufs[SACRED_RMEM_MAX];
+	struct log_best *tail;
+	unsigned int batch;
+};
+
+/* The best copy of one index seen in a batch of reads. */
+struct log_best {
+	uint64_t bal;
+	uint32_t len;
+	uint8_t *data;
+};
+
+static uint64_t log_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t log_meta_off(const struct sacred_log *l, unsigned int p,
+			     unsigned int c)
+{
+	return ((uint64_t)p * 2 + c) * l->meta_cell;
+}
+
+static uint64_t log_entry_off(const struct sacred_log *l, unsigned int p,
+			      uint64_t i, unsigned int c)
+{
+	return l->areas +
+	       (((uint64_t)p * l->a.capacity + i) * 2 + c) * l->entry_cell;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, 8);
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return le64toh(v);
+}
+
+/* The newer valid cell of a pair, or NULL. */
+static const struct sacred_cell_view *
+log_pick(const uint8_t *pair, size_t cell, size_t hdr,
+	 struct sacred_cell_view *v)
+{
+	struct sacred_cell_view c[2];
+	bool ok[2];
+	unsigned int j;
+
+	for (j = 0; j < 2; j++)
+		ok[j] = !sacred_cell_decode(pair + j * cell, cell, &c[j]) &&
+			c[j].len >= hdr;
+	if (ok[0] && (!ok[1] || sacred_cell_newer(&c[0], &c[1])))
+		*v = c[0];
+	else if (ok[1])
+		*v = c[1];
+	else
+		return NULL;
+	return v;
+}
+
+/* Write @payload into own cell pair at @off (cells @size bytes). */
+static int log_write_cell(struct sacred_log *l, uint64_t off, size_t size,
+			  uint8_t *good, const void *payload, size_t len)
+{
+	int ret;
+
+	ret = sacred_cell_encode(l->cell, size, ++l->seq,
+				 sacred_rmem_process_id(l->a.rm), payload, len);
+	if (ret)
+		return ret;
+	ret = sacred_rmem_write(l->a.rm, l->a.log_region,
+				off + (1 - *good) * size, l->cell, size, NULL);
+	if (!ret)
+		*good = 1 - *good;
+	return ret;
+}
+
+static int log_write_entry(struct sacred_log *l, uint64_t i, uint64_t bal,
+			   const void *data, size_t len)
+{
+	uint8_t *payload = malloc(LOG_ENTRY_HDR + len);
+	int ret;
+
+	if (!payload)
+		return -ENOMEM;
+	memset(payload, 0, LOG_ENTRY_HDR);
+	put64(payload, bal);
+	put64(payload + 8, i);
+	put64(payload + 16, l->committed);
+	put64(payload + 24, len);	/* len, then 4 bytes of padding */
+	memcpy(payload + LOG_ENTRY_HDR, data, len);
+	ret = log_write_cell(l, log_entry_off(l, l->a.me, i, 0),
+			     l->entry_cell, &l->good[i], payload,
+			     LOG_ENTRY_HDR + len);
+	free(payload);
+	l->stats.round_trips++;
+	return ret;
+}
+
+static int log_write_meta(struct sacred_log *l, uint64_t mbal)
+{
+	uint8_t payload[LOG_META_HDR];
+	int ret;
+
+	put64(payload, mbal);
+	put64(payload + 8, l->committed);
+	ret = log_write_cell(l, log_meta_off(l, l->a.me, 0), l->meta_cell,
+			     &l->meta_good, payload, sizeof(payload));
+	l->stats.round_trips++;
+	if (!ret)
+		l->meta_commit = l->committed;
+	return ret;
+}
+
+/*
+ * From the metas in l->bufs of the memories in @ok: the highest mbal of
+ * the others (*@mbal) and the highest commit of all (*@commit).
+ */
+static void log_scan_metas(struct sacred_log *l, uint32_t ok, uint64_t *mbal,
+			   uint64_t *commit)
+{
+	unsigned int k, p, n = sacred_rmem_nr_mems(l->a.rm);
+
+	*mbal = 0;
+	*commit = 0;
+	for (k = 0; k < n; k++) {
+		if (!(ok & (1U << k)))
+			continue;
+		for (p = 0; p < l->a.nr_procs; p++) {
+			struct sacred_cell_view v;
+			uint64_t x;
+
+			if (!log_pick(l->bufs[k] + log_meta_off(l, p, 0),
+				      l->meta_cell, LOG_META_HDR, &v))
+				continue;
+			x = get64(v.data);
+			if (p != l->a.me && x > *mbal)
+				*mbal = x;
+			x = get64((const uint8_t *)v.data + 8);
+			if (x > *commit)
+				*commit = x;
+		}
+	}
+}
+
+static int log_read_metas(struct sacred_log *l, uint64_t *mbal,
+			  uint64_t *commit)
+{
+	struct sacred_rmem_result res;
+	int ret;
+
+	ret = sacred_rmem_read(l->a.rm, l->a.log_region, 0,
+			       (void *const *)l->bufs,
+			       log_meta_off(l, l->a.nr_procs, 0), false, &res);
+	l->stats.round_trips++;
+	if (ret)
+		return ret;
+	log_scan_metas(l, res.ok, mbal, commit);
+	return 0;
+}
+
+/*
+ * Read indices [@from, @from + l->batch) of every area from a quorum
+ * each; l->tail[j] gets the best entry of index @from + j (bal 0: none),
+ * *@commit the highest commit any entry carries. Returns the number of
+ * indices read.
+ */
+static int log_read_tail(struct sacred_log *l, uint64_t from,
+			 uint64_t *commit)
+{
+	unsigned int n = sacred_rmem_nr_mems(l->a.rm);
+	unsigned int cnt = l->batch, j, k, p;
+	struct sacred_rmem_result res;
+	int ret;
+
+	if (from >= l->a.capacity)
+		return 0;
+	if (cnt > l->a.capacity - from)
+		cnt = l->a.capacity - from;
+	for (j = 0; j < cnt; j++)
+		l->tail[j].bal = 0;
+	for (p = 0; p < l->a.nr_procs; p++) {
+		ret = sacred_rmem_read(l->a.rm, l->a.log_region,
+				       log_entry_off(l, p, from, 0),
+				       (void *const *)l->bufs,
+				       (size_t)cnt * 2 * l->entry_cell, false,
+				       &res);
+		l->stats.round_trips++;
+		if (ret)
+			return ret;
+		for (k = 0; k < n; k++) {
+			if (!(res.ok & (1U << k)))
+				continue;
+			for (j = 0; j < cnt; j++) {
+				const uint8_t *d;
+				struct sacred_cell_view v;
+				uint64_t bal, c;
+				uint32_t len;
+
+				if (!log_pick(l->bufs[k] + j * 2 * l->entry_cell,
+					      l->entry_cell, LOG_ENTRY_HDR, &v))
+					continue;
+				d = v.data;
+				bal = get64(d);
+				len = (uint32_t)get64(d + 24);
+				if (get64(d + 8) != from + j ||
+				    len != v.len - LOG_ENTRY_HDR ||
+				    len > l->a.entry_max)
+					continue;
+				c = get64(d + 16);
+				if (c > *commit)
+					*commit = c;
+				if (bal <= l->tail[j].bal)
+					continue;
+				l->tail[j].bal = bal;
+				l->tail[j].len = len;
+				memcpy(l->tail[j].data, d + LOG_ENTRY_HDR, len);
+			}
+		}
+	}
+	return cnt;
+}
+
+static void log_deliver(struct sacred_log *l, uint64_t i, const void *data,
+			size_t len)
+{
+	if (i != l->applied)
+		return;
+	l->applied++;
+	if (l->a.commit)
+		l->a.commit(l->a.arg, i, data, len);
+}
+
+static void log_step_down(struct sacred_log *l)
+{
+	if (l->role == LOG_LEADER)
+		l->stats.step_downs++;
+	l->role = LOG_FOLLOWER;
+}
+
+static uint64_t log_next_ballot(const struct sacred_log *l)
+{
+	uint64_t above = l->max_seen > l->mbal ? l->max_seen : l->mbal;
+	uint64_t b = above / l->a.nr_procs * l->a.nr_procs + l->a.me + 1;
+
+	while (b <= above)
+		b += l->a.nr_procs;
+	return b;
+}
+
+/* Become leader: fence the others, promise b, recover the tail. */
+static int log_takeover(struct sacred_log *l)
+{
+	struct sacred_io ops[3];
+	struct sacred_rmem_result res;
+	uint8_t payload[LOG_META_HDR];
+	uint64_t b = log_next_ballot(l), mbal, commit, i;
+	int cnt, j, ret;
+
+	l->stats.takeovers++;
+	/* Connections fenced by an earlier leader come back first. */
+	if (sacred_rmem_up(l->a.rm) !=
+	    (1U << sacred_rmem_nr_mems(l->a.rm)) - 1)
+		sacred_rmem_revive(l->a.rm);
+
+	put64(payload, b);
+	put64(payload + 8, l->committed);
+	ret = sacred_cell_encode(l->cell, l->meta_cell, ++l->seq,
+				 sacred_rmem_process_id(l->a.rm), payload,
+				 sizeof(payload));
+	if (ret)
+		return ret;
+	ops[0] = (struct sacred_io){
+		.opcode = SACRED_IO_PERM,
+		.perm = {
+			.region_id = l->a.log_region,
+			.access = SACRED_ACCESS_READ | SACRED_ACCESS_WRITE,
+		},
+	};
+	ops[1] = (struct sacred_io){
+		.opcode = SACRED_IO_WRITE,
+		.region_id = l->a.log_region,
+		.offset = log_meta_off(l, l->a.me, 1 - l->meta_good),
+		.buf = l->cell,
+		.len = l->meta_cell,
+	};
+	ops[2] = (struct sacred_io){
+		.opcode = SACRED_IO_READ,
+		.region_id = l->a.log_region,
+		.len = log_meta_off(l, l->a.nr_procs, 0),
+	};
+	l->stats.round_trips += 3;
+	ret = sacred_rmem_chain(l->a.rm, ops, 3, (void *const *)l->bufs, &res);
+	if (ret)
+		return ret;
+	l->meta_good = 1 - l->meta_good;
+	l->mbal = b;
+	log_scan_metas(l, res.ok, &mbal, &commit);
+	if (mbal > b) {
+		l->max_seen = mbal;
+		return -EAGAIN;
+	}
+
+	/*
+	 * Recovery: from the first entry not delivered here, read every
+	 * area; accept again, with b, every entry past the highest commit
+	 * anyone recorded (those below are decided already).
+	 */
+	if (commit < l->committed)
+		commit = l->committed;
+	for (i = l->applied;;) {
+		cnt = log_read_tail(l, i, &commit);
+		if (cnt < 0)
+			return cnt;
+		for (j = 0; j < cnt && l->tail[j].bal; j++, i++) {
+			if (i >= commit) {
+				ret = log_write_entry(l, i, b, l->tail[j].data,
+						      l->tail[j].len);
+				if (ret)
+					return ret;
+				l->stats.recovered++;
+			}
+			log_deliver(l, i, l->tail[j].data, l->tail[j].len);
+		}
+		if (j < cnt || !cnt)
+			break;
+	}
+	l->committed = i;
+	l->next = i;
+	l->b = b;
+	l->role = LOG_LEADER;
+	return log_write_meta(l, b);
+}
+
+/* Follower: deliver what is decided past the applied entries. */
+static int log_catch_up(struct sacred_log *l)
+{
+	uint64_t mbal, commit = 0;
+	int cnt, j, ret;
+
+	ret = log_read_metas(l, &mbal, &commit);
+	if (ret)
+		return ret;
+	if (mbal > l->max_seen)
+		l->max_seen = mbal;
+	for (;;) {
+		uint64_t from = l->applied;
+
+		if (commit <= from)
+			return 0;
+		cnt = log_read_tail(l, from, &commit);
+		if (cnt <= 0)
+			return cnt;
+		for (j = 0; j < cnt && from + j < commit && l->tail[j].bal;
+		     j++)
+			log_deliver(l, from + j, l->tail[j].data,
+				    l->tail[j].len);
+		if (l->applied > l->committed)
+			l->committed = l->applied;
+		if (j < cnt)
+			return 0;
+	}
+}
+
+/* Bump own heartbeat, read everyone's, and elect. */
+static void log_heartbeat(struct sacred_log *l, uint64_t now)
+{
+	uint64_t words[SACRED_RMEM_MAX][SACRED_LOG_MAX_PROCS];
+	void *bufs[SACRED_RMEM_MAX];
+	unsigned int n = sacred_rmem_nr_mems(l->a.rm), k, p;
+	struct sacred_rmem_result res;
+	uint64_t hb;
+	int leader = -1;
+
+	l->last_hb = now;
+	hb = htole64(++l->hb);
+	sacred_rmem_write(l->a.rm, l->a.hb_region, 8 * l->a.me, &hb,
+			  sizeof(hb), NULL);
+	for (k = 0; k < n; k++)
+		bufs[k] = words[k];
+	if (!sacred_rmem_read(l->a.rm, l->a.hb_region, 0, bufs,
+			      8 * l->a.nr_procs, false, &res)) {
+		for (p = 0; p < l->a.nr_procs; p++) {
+			uint64_t best = 0;
+
+			for (k = 0; k < n; k++)
+				if (res.ok & (1U << k) &&
+				    le64toh(words[k][p]) > best)
+					best = le64toh(words[k][p]);
+			if (best != l->hb_seen[p]) {
+				l->hb_seen[p] = best;
+				l->hb_change[p] = now;
+			}
+		}
+	}
+	l->hb_change[l->a.me] = now;
+	for (p = 0; p < l->a.nr_procs && leader < 0; p++)
+		if (now - l->hb_change[p] < (uint64_t)l->a.suspect_ms)
+			leader = p;
+	l->leader = leader;
+}
+
+/**
+ * sacred_log_open() - join a replicated log
+ * @attr: see &struct sacred_log_attr
+ * @lp: on success, the handle
+ *
+ * Reads nothing yet: the first sacred_log_poll() runs the failure
+ * detector, and the process it elects takes over. Every process counts as
+ * alive for suspect_ms from here.
+ *
+ * Return: 0; -EINVAL; -ENOMEM; -EMSGSIZE when max_io of the replicated
+ * memory cannot hold the metas or one entry; the errors of
+ * sacred_rmem_attach() for either region.
+ */
+int sacred_log_open(const struct sacred_log_attr *attr,
+		    struct sacred_log **lp)
+{
+	struct sacred_log *l;
+	unsigned int k, n, p;
+	uint64_t now = log_now_ms();
+	size_t max_io;
+	int ret;
+
+	if (!attr || !lp || !attr->rm || !attr->nr_procs ||
+	    attr->nr_procs > SACRED_LOG_MAX_PROCS ||
+	    attr->me >= attr->nr_procs || !attr->capacity ||
+	    attr->capacity > (1U << 24) || attr->entry_max > (1U << 20) ||
+	    attr->hb_period_ms < 0 || attr->suspect_ms < 0)
+		return -EINVAL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->a = *attr;
+	if (!l->a.hb_period_ms)
+		l->a.hb_period_ms = 10;
+	if (!l->a.suspect_ms)
+		l->a.suspect_ms = 200;
+	l->meta_cell = (SACRED_CELL_HDR + LOG_META_HDR + 7) & ~(size_t)7;
+	l->entry_cell = (SACRED_CELL_HDR + LOG_ENTRY_HDR + attr->entry_max +
+			 7) & ~(size_t)7;
+	l->areas = (log_meta_off(l, attr->nr_procs, 0) + 63) & ~63ULL;
+	l->meta_good = 1;
+	l->leader = -1;
+	max_io = sacred_rmem_max_io(attr->rm);
+	l->batch = max_io / (2 * l->entry_cell);
+	if (l->batch > 64)
+		l->batch = 64;
+	n = sacred_rmem_nr_mems(attr->rm);
+
+	ret = -EMSGSIZE;
+	if (!l->batch || log_meta_off(l, attr->nr_procs, 0) > max_io)
+		goto err;
+	ret = -ENOMEM;
+	l->good = malloc(attr->capacity);
+	l->cell = malloc(l->entry_cell);
+	l->tail = calloc(l->batch, sizeof(*l->tail));
+	if (!l->good || !l->cell || !l->tail)
+		goto err;
+	memset(l->good, 1, attr->capacity);
+	for (k = 0; k < l->batch; k++) {
+		l->tail[k].data = malloc(attr->entry_max + 1);
+		if (!l->tail[k].data)
+			goto err;
+	}
+	for (k = 0; k < n; k++) {
+		l->bufs[k] = malloc(max_io);
+		if (!l->bufs[k])
+			goto err;
+	}
+	for (p = 0; p < attr->nr_procs; p++)
+		l->hb_change[p] = now;
+
+	ret = sacred_rmem_attach(attr->rm, attr->log_region, NULL);
+	if (!ret)
+		ret = sacred_rmem_attach(attr->rm, attr->hb_region, NULL);
+	if (ret)
+		goto err;
+	*lp = l;
+	return 0;
+
+err:
+	sacred_log_close(l);
+	return ret;
+}
+
+/** sacred_log_close() - free @l (the log stays in the memories); NULL ok */
+void sacred_log_close(struct sacred_log *l)
+{
+	unsigned int k;
+
+	if (!l)
+		return;
+	for (k = 0; k < SACRED_RMEM_MAX; k++)
+		free(l->bufs[k]);
+	if (l->tail)
+		for (k = 0; k < l->batch; k++)
+			free(l->tail[k].data);
+	free(l->tail);
+	free(l->cell);
+	free(l->good);
+	free(l);
+}
+
+/**
+ * sacred_log_poll() - drive the log: heartbeats, election, takeover,
+ * catching up
+ * @l: the log
+ *
+ * Call it often (every few milliseconds); it does a few quorum round
+ * trips. Every hb_period_ms it bumps this process's heartbeat and runs
+ * the failure detector; the process it elects takes over if it does not
+ * lead already, and a leader that is no longer elected steps down. A
+ * follower delivers newly decided entries to the commit callback; a
+ * leader writes its commit point into its meta when it moved.
+ *
+ * Return: 0; -EAGAIN when a takeover lost to a higher ballot; the
+ * replicated memory's errors (no quorum). Errors are not fatal: poll
+ * again.
+ */
+int sacred_log_poll(struct sacred_log *l)
+{
+	uint64_t now = log_now_ms();
+	bool tick;
+	int ret;
+
+	if (!l)
+		return -EINVAL;
+	tick = now - l->last_hb >= (uint64_t)l->a.hb_period_ms;
+
+	if (tick) {
+		log_heartbeat(l, now);
+		if (l->leader != (int)l->a.me)
+			log_step_down(l);
+	}
+	if (l->role == LOG_LEADER) {
+		/* Entries carry the commit too: the meta only on ticks. */
+		if (!tick || l->meta_commit == l->committed)
+			return 0;
+		ret = log_write_meta(l, l->b);
+		if (ret)
+			log_step_down(l);
+		return ret;
+	}
+	if (l->leader == (int)l->a.me) {
+		ret = log_takeover(l);
+		if (ret)
+			log_step_down(l);
+		return ret;
+	}
+	return log_catch_up(l);
+}
+
+/*
+ * An append failed with @ret: a revoke of our write permission drops the
+ * connection (-ECONNRESET, then -ENOTCONN) just as a crashed memory does.
+ * Reconnect and look: if a quorum answers and on a quorum we no longer
+ * hold write, the permission was lost: -EACCES.
+ */
+static int log_why(struct sacred_log *l, int ret)
+{
+	unsigned int k, n = sacred_rmem_nr_mems(l->a.rm), up = 0, writers = 0;
+
+	if (ret == -EACCES || ret == -EPERM)
+		return -EACCES;
+	if (ret != -ECONNRESET && ret != -ENOTCONN && ret != -EBUSY)
+		return ret;
+	sacred_rmem_revive(l->a.rm);
+	for (k = 0; k < n; k++) {
+		struct sacred_conn *c = sacred_rmem_conn(l->a.rm, k);
+		struct sacred_region_attr a;
+
+		if (!c || sacred_conn_broken(c) ||
+		    sacred_conn_region(c, l->a.log_region, &a))
+			continue;
+		up++;
+		writers += !!(a.access & SACRED_ACCESS_WRITE);
+	}
+	if (up >= sacred_rmem_quorum(l->a.rm) &&
+	    writers < sacred_rmem_quorum(l->a.rm))
+		return -EACCES;
+	return ret;
+}
+
+/**
+ * sacred_log_propose() - append an entry (leader only)
+ * @l: the log
+ * @data: the entry
+ * @len: its bytes, at most entry_max
+ * @index: gets its index; may be NULL
+ *
+ * One quorum write. On success the entry is decided and the commit
+ * callback has run for it (and for every entry before it).
+ *
+ * Return: 0; -EREMOTE when this process does not lead (see
+ * sacred_log_leader()); -EACCES when its write permission was revoked -
+ * another process took over, and this one is a follower now; -ENOSPC when
+ * the log is full; -EMSGSIZE, -EINVAL; -ENOTCONN, -ECONNRESET, -ETIMEDOUT
+ * when no quorum of memories took the write (it may be decided later, by
+ * the next leader's recovery): this process is a follower then too.
+ */
+int sacred_log_propose(struct sacred_log *l, const void *data, size_t len,
+		       uint64_t *index)
+{
+	uint64_t i;
+	int ret;
+
+	if (!l || (!data && len))
+		return -EINVAL;
+	if (len > l->a.entry_max)
+		return -EMSGSIZE;
+	if (l->role != LOG_LEADER)
+		return -EREMOTE;
+	if (l->next >= l->a.capacity)
+		return -ENOSPC;
+	i = l->next;
+	ret = log_write_entry(l, i, l->b, data, len);
+	if (ret) {
+		log_step_down(l);
+		return log_why(l, ret);
+	}
+	l->next = i + 1;
+	l->committed = i + 1;
+	l->stats.appends++;
+	log_deliver(l, i, data, len);
+	if (index)
+		*index = i;
+	return 0;
+}
+
+/** sacred_log_leader() - the process the failure detector elects, or -1 */
+int sacred_log_leader(const struct sacred_log *l)
+{
+	return l->leader;
+}
+
+/** sacred_log_is_leader() - whether this process leads now */
+bool sacred_log_is_leader(const struct sacred_log *l)
+{
+	return l->role == LOG_LEADER;
+}
+
+/** sacred_log_applied() - entries delivered to the commit callback */
+uint64_t sacred_log_applied(const struct sacred_log *l)
+{
+	return l->applied;
+}
+
+/** sacred_log_stats() - the log's counters */
+void sacred_log_stats(const struct sacred_log *l,
+		      struct sacred_log_stats *stats)
+{
+	*stats = l->stats;
+}

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sacred_log - the replicated log on three memory instances: a stable
+ * leader appending, the leader crashing and a follower taking over, an
+ * old leader that wakes up after it was fenced, and a minority of
+ * memories going down under appends. Three processes (threads with a
+ * replicated-memory handle each) drive their logs; every entry each one
+ * delivers is recorded, and every run checks the histories: for every
+ * index, every process delivered the same entry; every entry was
+ * proposed; and every entry a leader saw committed is in the log.
+ *
+ * Regions, the same ids on every instance: LOG (exclusive-writer, all
+ * read-write), HB (static, all read-write).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <linux/sacred.h>
+
+#include "kselftest_harness.h"
+#include "sacred.h"
+#include "sacred_test.h"
+
+#define TEST_CM_PORT	7531
+#define NR_MEMS		3
+#define NR_PROCS	3
+#define PID(i)		(601 + (i))
+#define LOG_REGION	1
+#define HB_REGION	2
+#define CAPACITY	256
+#define ENTRY_MAX	64
+#define ENTRY_LEN	32
+#define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
+
+struct proc {
+	unsigned int me;
+	struct sacred_rmem *rm;
+	struct sacred_log *log;
+	pthread_t thread;
+	bool running;
+	atomic_bool stop;	/* end the thread (and crash: drop the handle) */
+	atomic_bool crash;
+	atomic_bool pause;	/* stop polling and proposing: a hung process */
+	atomic_int target;	/* propose while leader until this many applied */
+	/* Delivered entries, by index. */
+	char hist[CAPACITY][ENTRY_LEN];
+	atomic_uint applied;
+	/* Entries this process saw committed as leader. */
+	char mine[CAPACITY][ENTRY_LEN];
+	unsigned int nr_mine;
+	unsigned int proposed;
+	int last_err;
+	atomic_uint refused;	/* proposals refused after a fence */
+	uint64_t first_commit_ms;
+};
+
+FIXTURE(log) {
+	struct sacred_ctrl *ctrl;
+	struct sacred_mem_info mem[NR_MEMS];
+	bool have[NR_MEMS];
+	struct proc p[NR_PROCS];
+	struct sacred_rmem_member m[NR_MEMS];
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void on_commit(void *arg, uint64_t index, const void *data, size_t len)
+{
+	struct proc *p = arg;
+
+	if (index < CAPACITY && len <= ENTRY_LEN) {
+		memcpy(p->hist[index], data, len);
+		atomic_store(&p->applied, index + 1);
+	}
+}
+
+static void *proc_thread(void *arg)
+{
+	struct proc *p = arg;
+	char entry[ENTRY_LEN];
+	uint64_t index;
+	int ret;
+
+	while (!atomic_load(&p->stop)) {
+		if (atomic_load(&p->pause)) {
+			usleep(5000);
+			continue;
+		}
+		sacred_log_poll(p->log);
+		if (sacred_log_is_leader(p->log) &&
+		    (int)atomic_load(&p->applied) < atomic_load(&p->target)) {
+			memset(entry, 0, sizeof(entry));
+			snprintf(entry, sizeof(entry), "P%u#%u", p->me,
+				 p->proposed++);
+			ret = sacred_log_propose(p->log, entry, sizeof(entry),
+						 &index);
+			if (!ret) {
+				if (!p->first_commit_ms)
+					p->first_commit_ms = now_ms();
+				memcpy(p->mine[p->nr_mine++ % CAPACITY], entry,
+				       sizeof(entry));
+			} else {
+				p->last_err = ret;
+				if (ret == -EACCES)
+					atomic_fetch_add(&p->refused, 1);
+			}
+			continue;
+		}
+		usleep(1000);
+	}
+	if (atomic_load(&p->crash)) {
+		/* A crash: no goodbye, the connections just go. */
+		sacred_log_close(p->log);
+		p->log = NULL;
+		sacred_rmem_destroy(p->rm);
+		p->rm = NULL;
+	}
+	return NULL;
+}
+
+static int region_everywhere(struct sacred_ctrl *ctrl,
+			     struct sacred_mem_info *mem, uint32_t id,
+			     uint64_t size, uint8_t policy)
+{
+	struct sacred_acl_entry acl[NR_PROCS];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < NR_PROCS; i++)
+		acl[i] = (struct sacred_acl_entry){
+			.process_id = PID(i),
+			.access = RW,
+		};
+	for (i = 0; i < NR_MEMS; i++) {
+		ret = sacred_region_new(ctrl, mem[i].id, id, size, policy,
+					NULL);
+		if (!ret)
+			ret = sacred_region_set_acl(ctrl, mem[i].id, id, acl,
+						    NR_PROCS);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int proc_start(FIXTURE_DATA(log) *self, unsigned int i)
+{
+	struct sacred_rmem_attr ra = {
+		.process_id = PID(i),
+		.nr_mems = NR_MEMS,
+		.mems = self->m,
+		.max_io = 65536,
+	};
+	struct proc *p = &self->p[i];
+	struct sacred_log_attr la = {
+		.log_region = LOG_REGION,
+		.hb_region = HB_REGION,
+		.nr_procs = NR_PROCS,
+		.me = i,
+		.capacity = CAPACITY,
+		.entry_max = ENTRY_MAX,
+		.hb_period_ms = 10,
+		.suspect_ms = 300,
+		.commit = on_commit,
+		.arg = p,
+	};
+	int ret;
+
+	p->me = i;
+	ret = sacred_rmem_create(&ra, &p->rm);
+	if (ret)
+		return ret;
+	la.rm = p->rm;
+	ret = sacred_log_open(&la, &p->log);
+	if (ret)
+		return ret;
+	ret = pthread_create(&p->thread, NULL, proc_thread, p);
+	p->running = !ret;
+	return ret;
+}
+
+static void proc_stop(struct proc *p, bool crash)
+{
+	if (!p->running)
+		return;
+	p->running = false;
+	atomic_store(&p->crash, crash);
+	atomic_store(&p->stop, true);
+	pthread_join(p->thread, NULL);
+}
+
+FIXTURE_SETUP(log)
+{
+	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
+	char dev[64];
+	unsigned int i;
+	int ret = sacred_ctrl_open(&self->ctrl);
+
+	if (ret == -ENOENT)
+		SKIP(return, "sacred.ko is not loaded");
+	ASSERT_EQ(0, ret);
+	if (!env_word("SACRED_RXE_DEVS", NR_MEMS - 1, dev, sizeof(dev)))
+		SKIP(return, "needs three rxe devices");
+	for (i = 0; i < NR_MEMS; i++) {
+		struct sacred_mem_params p = {
+			.id = SACRED_MEM_ID_ANY,
+			.cm_port = TEST_CM_PORT,
+			.dev_name = dev,
+		};
+
+		ASSERT_NE(NULL, env_word("SACRED_RXE_DEVS", i, dev,
+					 sizeof(dev)));
+		ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem[i]));
+		self->have[i] = true;
+		self->m[i] = (struct sacred_rmem_member){
+			.addr = (struct sockaddr *)&self->mem[i].addr,
+			.timeout_ms = t ? atoi(t) : 1000,
+		};
+	}
+	ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem, LOG_REGION,
+				       1 << 20,
+				       SACRED_POLICY_EXCLUSIVE_WRITER));
+	ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem, HB_REGION,
+				       4096, SACRED_POLICY_STATIC));
+	for (i = 0; i < NR_PROCS; i++)
+		ASSERT_EQ(0, proc_start(self, i));
+}
+
+FIXTURE_TEARDOWN(log)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_PROCS; i++) {
+		proc_stop(&self->p[i], false);
+		sacred_log_close(self->p[i].log);
+		sacred_rmem_destroy(self->p[i].rm);
+	}
+	for (i = 0; i < NR_MEMS; i++)
+		if (self->have[i])
+			sacred_mem_del(self->ctrl, self->mem[i].id);
+	sacred_ctrl_close(self->ctrl);
+}
+
+/* Wait until every process in @mask applied @n entries; false on timeout. */
+static bool wait_applied(FIXTURE_DATA(log) *self, unsigned int mask,
+			 unsigned int n, int timeout_ms)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	unsigned int i;
+
+	while (now_ms() < end) {
+		bool all = true;
+
+		for (i = 0; i < NR_PROCS; i++)
+			if (mask & (1U << i) &&
+			    atomic_load(&self->p[i].applied) < n)
+				all = false;
+		if (all)
+			return true;
+		usleep(5000);
+	}
+	return false;
+}
+
+/*
+ * The history check: same entry at every index for every process in
+ * @mask, every entry well-formed (proposed by someone), and every entry a
+ * process saw committed while leading is in the log.
+ */
+static bool history_ok(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(log) *self, unsigned int mask)
+{
+	unsigned int i, j, k, n = 0, q;
+
+	for (i = 0; i < NR_PROCS; i++)
+		if (mask & (1U << i) && atomic_load(&self->p[i].applied) > n)
+			n = atomic_load(&self->p[i].applied);
+	for (k = 0; k < n; k++) {
+		const char *e = NULL;
+
+		for (i = 0; i < NR_PROCS; i++) {
+			if (!(mask & (1U << i)) ||
+			    k >= atomic_load(&self->p[i].applied))
+				continue;
+			if (!e)
+				e = self->p[i].hist[k];
+			if (strcmp(e, self->p[i].hist[k])) {
+				TH_LOG("index %u: \"%s\" vs \"%s\" (P%u)", k,
+				       e, self->p[i].hist[k], i);
+				return false;
+			}
+			if (sscanf(e, "P%u#%u", &q, &j) != 2 || q >= NR_PROCS) {
+				TH_LOG("index %u: \"%s\" was never proposed",
+				       k, e);
+				return false;
+			}
+		}
+	}
+	/* Committed entries survive. */
+	for (i = 0; i < NR_PROCS; i++) {
+		for (j = 0; j < self->p[i].nr_mine && j < CAPACITY; j++) {
+			bool found = false;
+
+			for (q = 0; q < NR_PROCS && !found; q++) {
+				unsigned int a;
+
+				if (!(mask & (1U << q)))
+					continue;
+				a = atomic_load(&self->p[q].applied);
+				for (k = 0; k < a && !found; k++)
+					found = !strcmp(self->p[q].hist[k],
+							self->p[i].mine[j]);
+			}
+			if (!found) {
+				TH_LOG("committed \"%s\" of P%u was lost",
+				       self->p[i].mine[j], i);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+static void set_target(FIXTURE_DATA(log) *self, int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_PROCS; i++)
+		atomic_store(&self->p[i].target, n);
+}
+
+TEST_F(log, stable_leader_appends_followers_follow)
+{
+	struct sacred_log_stats st;
+
+	set_target(self, 60);
+	ASSERT_TRUE(wait_applied(self, 7, 60, 20000));
+	EXPECT_TRUE(history_ok(_metadata, self, 7));
+	proc_stop(&self->p[0], false);
+	sacred_log_stats(self->p[0].log, &st);
+	TH_LOG("P0: %llu appends, %llu takeovers, %llu round trips",
+	       (unsigned long long)st.appends,
+	       (unsigned long long)st.takeovers,
+	       (unsigned long long)st.round_trips);
+	EXPECT_LE(60, st.appends);
+	EXPECT_EQ(0, strncmp(self->p[1].hist[0], "P0#", 3));
+}
+
+TEST_F(log, leader_crash_fail_over)
+{
+	uint64_t t_crash;
+	unsigned int i;
+
+	set_target(self, 20);
+	ASSERT_TRUE(wait_applied(self, 7, 20, 20000));
+	/* The leader crashes with appends on the way. */
+	set_target(self, 40);
+	usleep(2000);
+	t_crash = now_ms();
+	proc_stop(&self->p[0], true);
+	ASSERT_TRUE(wait_applied(self, 6, 40, 30000));
+	for (i = 1; i < NR_PROCS; i++)
+		if (self->p[i].first_commit_ms)
+			TH_LOG("P%u led: first commit %llu ms after the crash",
+			       i, (unsigned long long)
+			       (self->p[i].first_commit_ms - t_crash));
+	EXPECT_NE(0, self->p[1].first_commit_ms);
+	/* P0's committed entries count: compare against its record. */
+	EXPECT_TRUE(history_ok(_metadata, self, 6));
+	for (i = 0; i < self->p[0].nr_mine; i++) {
+		bool found = false;
+		unsigned int k;
+
+		for (k = 0; k < atomic_load(&self->p[1].applied); k++)
+			found |= !strcmp(self->p[1].hist[k],
+					 self->p[0].mine[i]);
+		EXPECT_TRUE(found) TH_LOG("lost %s", self->p[0].mine[i]);
+	}
+}
+
+/*
+ * The leader hangs, is suspected and fenced; when it wakes up its next
+ * append is refused by the memories, it steps down, and its history
+ * joins the others' unharmed.
+ */
+TEST_F(log, fenced_old_leader_wakes_up)
+{
+	struct sacred_log_stats st;
+	unsigned int n;
+
+	set_target(self, 10);
+	ASSERT_TRUE(wait_applied(self, 7, 10, 20000));
+	atomic_store(&self->p[0].pause, true);
+	set_target(self, 25);
+	ASSERT_TRUE(wait_applied(self, 6, 25, 30000));
+	EXPECT_TRUE(sacred_log_is_leader(self->p[0].log));
+	/* Wake up: it still believes it leads, and proposes. */
+	atomic_store(&self->p[0].pause, false);
+	set_target(self, 40);
+	ASSERT_TRUE(wait_applied(self, 7, 40, 30000));
+	n = atomic_load(&self->p[0].refused);
+	EXPECT_TRUE(history_ok(_metadata, self, 7));
+	proc_stop(&self->p[0], false);
+	sacred_log_stats(self->p[0].log, &st);
+	TH_LOG("old leader: %u proposals refused as -EACCES, %llu step-downs, %llu takeovers",
+	       n, (unsigned long long)st.step_downs,
+	       (unsigned long long)st.takeovers);
+	/* It learned it had lost leadership from a refused write. */
+	EXPECT_LE(1, st.step_downs);
+}
+
+TEST_F(log, minority_of_memories_down_under_appends)
+{
+	set_target(self, 15);
+	ASSERT_TRUE(wait_applied(self, 7, 15, 20000));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[1].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	set_target(self, 35);
+	ASSERT_TRUE(wait_applied(self, 7, 35, 30000));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[1].id,
+				    SACRED_MEM_UP, 0, NULL));
+	set_target(self, 50);
+	ASSERT_TRUE(wait_applied(self, 7, 50, 30000));
+	EXPECT_TRUE(history_ok(_metadata, self, 7));
+}
+
+TEST_HARNESS_MAIN
