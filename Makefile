@@ -85,10 +85,13 @@ lib/$(SONAME): $(LIB_PIC) lib/libsacred.map
 	$(CC) -shared -Wl,-soname,$(SONAME) \
 		-Wl,--version-script=lib/libsacred.map -o $@ $(LIB_PIC) $(LDLIBS)
 
-tools: tools/sacred
+tools: tools/sacred tools/kv/sacred-kv
 
 tools/%.o: tools/%.c $(wildcard tools/*.h) lib/sacred.h include/uapi/linux/sacred.h
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+tools/kv/sacred-kv: tools/kv/sacred-kv.c tools/kv/kv.h lib/libsacred.a
+	$(CC) $(CFLAGS) -Itools/kv -o $@ $< lib/libsacred.a $(LDLIBS)
 
 # The CLI links libsacred statically so that it runs from the tree.
 tools/sacred: $(TOOL_OBJS) lib/libsacred.a
@@ -178,6 +181,8 @@ install: lib tools
 	install -m 644 lib/sacred.h $(DESTDIR)$(INCDIR)/
 	install -m 644 include/uapi/linux/sacred.h $(DESTDIR)$(INCDIR)/linux/
 	install -m 755 tools/sacred $(DESTDIR)$(SBINDIR)/
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 tools/kv/sacred-kv $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 Documentation/man/*.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 644 Documentation/man/*.3 $(DESTDIR)$(MANDIR)/man3/
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|; s|@VERSION@|$(VERSION)|' \
@@ -190,7 +195,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libsacred.so \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/sacred.pc \
 		$(DESTDIR)$(INCDIR)/sacred.h $(DESTDIR)$(INCDIR)/linux/sacred.h \
-		$(DESTDIR)$(SBINDIR)/sacred \
+		$(DESTDIR)$(SBINDIR)/sacred $(DESTDIR)$(PREFIX)/bin/sacred-kv \
 		$(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(wildcard Documentation/man/*.8))) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard Documentation/man/*.3)))
 
@@ -227,5 +232,5 @@ dkms-install:
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
-	rm -f lib/*.o lib/*.a lib/*.so* tools/*.o tools/sacred $(UNIT_BINS) $(ST_BINS) $(BENCH_BINS) $(EX_BINS)
+	rm -f lib/*.o lib/*.a lib/*.so* tools/*.o tools/sacred tools/kv/sacred-kv $(UNIT_BINS) $(ST_BINS) $(BENCH_BINS) $(EX_BINS)
 	rm -rf build/kcompat

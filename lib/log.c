@@ -89,6 +89,7 @@ enum { LOG_FOLLOWER, LOG_LEADER };
  * @hb_seen: per process, the last counter read
  * @hb_change: per process, when its counter last moved (ms)
  * @last_hb: when the last heartbeat round ran (ms)
+ * @last_revive: when broken connections were last reconnected (ms)
  * @leader: the process the failure detector says leads
  * @stats: counters
  * @cell: a cell being written
@@ -115,6 +116,7 @@ struct sacred_log {
 	uint64_t hb_seen[SACRED_LOG_MAX_PROCS];
 	uint64_t hb_change[SACRED_LOG_MAX_PROCS];
 	uint64_t last_hb;
+	uint64_t last_revive;
 	int leader;
 	struct sacred_log_stats stats;
 	uint8_t *cell;
@@ -501,6 +503,16 @@ static void log_heartbeat(struct sacred_log *l, uint64_t now)
 	int leader = -1;
 
 	l->last_hb = now;
+	/*
+	 * A revoke for another process fences this one's connections, and
+	 * a memory that was down comes back: reconnect, at most every
+	 * suspect_ms / 2, so that the heartbeat goes on.
+	 */
+	if (sacred_rmem_up(l->a.rm) != (1U << n) - 1 &&
+	    now - l->last_revive >= (uint64_t)l->a.suspect_ms / 2) {
+		l->last_revive = now;
+		sacred_rmem_revive(l->a.rm);
+	}
 	hb = htole64(++l->hb);
 	sacred_rmem_write(l->a.rm, l->a.hb_region, 8 * l->a.me, &hb,
 			  sizeof(hb), NULL);

@@ -40,9 +40,9 @@
  * Round trips: 1 on the fast path, 4 otherwise.
  *
  * Disk Paxos: the same, without changePermission, and phase 2 reads every
- * slot after its write, at each memory, and aborts if any mbal is above b
- * (nothing else stops a contender). The first attempt of process 0 skips phase 1 (b is
- * the lowest number anyone uses). Round trips: 2 on the fast path, 6
+ * slot after its write, at each memory, and aborts if any mbal or bal is
+ * above b (nothing else stops a contender). The first attempt of process 0 skips phase 1 (b is
+ * the lowest number anyone uses). Round trips: 2 on the fast path, 4
  * otherwise (write + read per phase).
  *
  * The Promela model of this algorithm is models/pmp.pml
@@ -84,7 +84,6 @@
  * @timeout_ms: how long a propose keeps trying
  * @first: no attempt made yet
  * @fast_ok: the first attempt may skip phase 1
- * @decided: the decision is known
  * @stats: counters of the last propose
  * @cell: a cell to write
  * @bufs: per memory, room for every slot
@@ -479,8 +478,9 @@ static int pmp_attempt(struct sacred_pmp *p, uint64_t b, const void *v,
 	p->stats.round_trips += nops;
 	ret = sacred_rmem_chain(p->rm, ops, nops, (void *const *)p->bufs,
 				&res);
+	/* -EPERM: a policy refused - not exclusive-writer: give up. */
 	if (ret)
-		return ret == -EPERM ? -EACCES : ret;
+		return ret;
 	pmp_written(p);
 	p->mbal = b;
 
@@ -550,7 +550,8 @@ phase2:
  * reconnected and the attempt repeated with a higher proposal number.
  *
  * Return: 0 with the decision; -EINVAL, -EMSGSIZE, -ENOSPC (@max too
- * small); -EBUSY when the time ran out under contention; -ENOTCONN,
+ * small); -EPERM when a memory's policy refused write permission (the
+ * region is not exclusive-writer, or this process is no rw member); -EBUSY when the time ran out under contention; -ENOTCONN,
  * -ECONNRESET, -ETIMEDOUT when it ran out without a quorum of memories.
  */
 int sacred_pmp_propose(struct sacred_pmp *p, const void *v, size_t len,
@@ -576,8 +577,9 @@ int sacred_pmp_propose(struct sacred_pmp *p, const void *v, size_t len,
 		ret = pmp_attempt(p, b, v, len, fast);
 		if (!ret)
 			break;
+		p->stats.fast = false;
 		if (ret != -EAGAIN && ret != -EACCES && ret != -ECONNRESET &&
-		    ret != -ENOTCONN && ret != -ETIMEDOUT)
+		    ret != -ENOTCONN && ret != -ETIMEDOUT && ret != -EBUSY)
 			return ret;
 		/*
 		 * Contention (a higher proposal seen, a write refused, a
@@ -586,7 +588,8 @@ int sacred_pmp_propose(struct sacred_pmp *p, const void *v, size_t len,
 		 */
 		p->stats.aborts++;
 		if (pmp_now_ms() >= deadline)
-			return ret == -EAGAIN || ret == -EACCES ? -EBUSY : ret;
+			return ret == -EAGAIN || ret == -EACCES ? -EBUSY :
+			       ret == -EBUSY ? -ETIMEDOUT : ret;
 		if (ret != -EAGAIN)
 			sacred_rmem_revive(p->rm);
 		pmp_backoff(attempt);

@@ -40,6 +40,8 @@
 
 #define RMEM_MAX_IO_DEFAULT	4096
 #define RMEM_TIMEOUT_DEFAULT	2000
+/* Regions remembered for memories connected late (sacred_rmem_revive()). */
+#define RMEM_REGIONS_MAX	64
 
 /**
  * struct sacred_rmem - a replicated memory
@@ -52,6 +54,9 @@
  * @attr: what each connection was (and is re-) created with
  * @conns: the connections; NULL for a memory never connected
  * @rbuf: per-memory READ buffers, @max_io bytes each
+ * @regions: regions attached with sacred_rmem_attach(), attached again
+ *	on a memory that sacred_rmem_revive() connects for the first time
+ * @nr_regions: entries in @regions
  * @perm_seq: per memory, the call whose changePermission there was still
  *	unanswered when the call returned (0: none). Until its answer comes,
  *	the memory sits out later calls: the key an operation would carry
@@ -68,6 +73,8 @@ struct sacred_rmem {
 	uint8_t key[SACRED_RMEM_MAX][SACRED_MAC_LEN];
 	struct sacred_conn *conns[SACRED_RMEM_MAX];
 	uint8_t *rbuf[SACRED_RMEM_MAX];
+	uint32_t regions[RMEM_REGIONS_MAX];
+	unsigned int nr_regions;
 	uint64_t perm_seq[SACRED_RMEM_MAX];
 };
 
@@ -104,7 +111,9 @@ int sacred_rmem_create(const struct sacred_rmem_attr *attr,
 
 	if (!attr || !rmp || !attr->nr_mems ||
 	    attr->nr_mems > SACRED_RMEM_MAX || !attr->mems ||
-	    attr->max_io > (1U << 30))
+	    attr->queue_depth > 256 ||
+	    (uint64_t)(((attr->max_io ?: RMEM_MAX_IO_DEFAULT) + 63) & ~63ULL) *
+	    (attr->queue_depth ?: 16) > (1U << 30))
 		return -EINVAL;
 	for (i = 0; i < attr->nr_mems; i++) {
 		const struct sockaddr *sa = attr->mems[i].addr;
@@ -135,11 +144,9 @@ int sacred_rmem_create(const struct sacred_rmem_attr *attr,
 		ca->process_id = attr->process_id;
 		ca->timeout_ms = m->timeout_ms ?: RMEM_TIMEOUT_DEFAULT;
 		ca->queue_depth = attr->queue_depth;
-		/* Every slot can hold the largest operation. */
-		ca->bounce_size = rm->max_io *
+		/* Every slot holds the largest operation (slots are 64-aligned). */
+		ca->bounce_size = ((rm->max_io + 63) & ~(size_t)63) *
 				  (attr->queue_depth ?: 16);
-		if (ca->bounce_size < 64 * (attr->queue_depth ?: 16))
-			ca->bounce_size = 64 * (attr->queue_depth ?: 16);
 		if (m->key) {
 			memcpy(rm->key[i], m->key, SACRED_MAC_LEN);
 			ca->key = rm->key[i];
@@ -256,15 +263,27 @@ int sacred_rmem_revive(struct sacred_rmem *rm)
 			continue;
 		}
 		if (!rm->conns[i]) {
-			if (sacred_conn_create(&rm->attr[i], &rm->conns[i]))
+			unsigned int r;
+
+			if (sacred_conn_create(&rm->attr[i], &rm->conns[i])) {
 				rm->conns[i] = NULL;
-			else
-				up++;
+				continue;
+			}
+			/* What the others have attached, this one too. */
+			for (r = 0; r < rm->nr_regions; r++)
+				sacred_attach(rm->conns[i], rm->regions[r],
+					      NULL);
+			up++;
 			continue;
 		}
-		/* Results of the broken connection are stragglers. */
+		/*
+		 * Results of the broken connection are stragglers; the
+		 * reconnect attaches again, with the key the memory gives
+		 * now, so an unanswered changePermission no longer matters.
+		 */
 		while (sacred_io_poll(rm->conns[i], res, 16) > 0)
 			;
+		rm->perm_seq[i] = 0;
 		if (!sacred_conn_reconnect(rm->conns[i]))
 			up++;
 	}
@@ -502,6 +521,10 @@ int sacred_rmem_attach(struct sacred_rmem *rm, uint32_t region_id,
 
 	if (!rm)
 		return -EINVAL;
+	for (i = 0; i < rm->nr_regions && rm->regions[i] != region_id; i++)
+		;
+	if (i == rm->nr_regions && i < RMEM_REGIONS_MAX)
+		rm->regions[rm->nr_regions++] = region_id;
 	if (!res)
 		res = &local;
 	memset(res, 0, sizeof(*res));

@@ -1150,7 +1150,7 @@ enum sacred_pmp_alg {
  * struct sacred_pmp_attr - a consensus instance
  * @rm: the replicated memory; must outlive the instance
  * @region_id: the region holding the instance's slots (same id on every
- *	memory), at least nr_procs * 2 * (value_max + 48) bytes
+ *	memory), at least nr_procs * 2 * ((value_max + 55) & ~7) bytes
  * @alg: &enum sacred_pmp_alg
  * @nr_procs: processes taking part, each with a slot
  * @me: this process's slot, 0 .. @nr_procs - 1; slot 0 may take the fast
@@ -1193,7 +1193,8 @@ void sacred_pmp_close(struct sacred_pmp *p);
  * sacred_pmp_propose() - propose @v; @out gets the decided value
  *
  * Return: 0; -EBUSY (contention outlasted attr.timeout_ms); -ENOTCONN,
- * -ECONNRESET, -ETIMEDOUT (no quorum); -EINVAL, -EMSGSIZE, -ENOSPC.
+ * -ECONNRESET, -ETIMEDOUT (no quorum); -EPERM (a policy refused: the
+ * region is not exclusive-writer); -EINVAL, -EMSGSIZE, -ENOSPC.
  */
 int sacred_pmp_propose(struct sacred_pmp *p, const void *v, size_t len,
 		       void *out, size_t max, size_t *out_len);

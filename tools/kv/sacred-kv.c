@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR BSD-2-Clause
+/*
+ * sacred-kv - a small linearizable key-value service on the replicated
+ * log (lib/log.c): replicas, and a client with put, get and cas.
+ *
+ *   sacred-kv replica -i INDEX -n NPROCS -m ADDR:PORT[,ADDR:PORT...] ...
+ *   sacred-kv [-d DIR] put KEY VALUE | get KEY | cas KEY EXPECT VALUE
+ *
+ * Every request - reads too - is an entry of the log: the leader appends
+ * it (one quorum write), every replica applies the entries in log order
+ * to its map, and the leader answers once the entry is decided. So every
+ * answer reflects a prefix of one total order: linearizable. A client
+ * that gets no answer retries the same request (same client id and
+ * request number) at another replica; replicas apply each (client,
+ * request) once and answer a retry from their table.
+ *
+ * Replicas and clients meet in a directory (-d, default /tmp/sacred-kv):
+ * replica i listens on DIR/kv-i.sock. A replica that does not lead
+ * answers "not leader" with the leader it believes in.
+ *
+ * This file owns the replica's state machine (map and duplicate table),
+ * its request loop, and the client.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "sacred.h"
+#include "kv.h"
+
+#define KV_DIR_DEFAULT		"/tmp/sacred-kv"
+#define KV_MAP_MAX		1024
+#define KV_CLIENTS_MAX		256
+#define KV_CONNS_MAX		64
+#define KV_PID_BASE		1000
+#define KV_LOG_REGION		1
+#define KV_HB_REGION		2
+#define KV_CAPACITY		4096
+
+static volatile sig_atomic_t kv_stop;
+
+static uint64_t kv_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------------ */
+/* The state machine: the map and the duplicate table.                 */
+
+struct kv_item {
+	uint8_t klen;
+	uint8_t vlen;
+	char key[KV_KEY_MAX];
+	char val[KV_VAL_MAX];
+};
+
+/* The last request of a client and its answer (a retry gets it again). */
+struct kv_client {
+	uint64_t client;
+	uint64_t req;
+	struct kv_reply rep;
+};
+
+struct kv_state {
+	struct kv_item items[KV_MAP_MAX];
+	unsigned int nr_items;
+	struct kv_client clients[KV_CLIENTS_MAX];
+	unsigned int next_client;	/* replaced in insertion order */
+	uint64_t applied;
+	/* The answer to the entry applied last, and its index. */
+	struct kv_reply last;
+	uint64_t last_index;
+};
+
+static struct kv_item *kv_find(struct kv_state *st, const struct kv_cmd *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < st->nr_items; i++)
+		if (st->items[i].klen == c->klen &&
+		    !memcmp(st->items[i].key, c->key, c->klen))
+			return &st->items[i];
+	return NULL;
+}
+
+static void kv_exec(struct kv_state *st, const struct kv_cmd *c,
+		    struct kv_reply *rep)
+{
+	struct kv_item *it = kv_find(st, c);
+
+	memset(rep, 0, sizeof(*rep));
+	rep->leader = -1;
+	switch (c->op) {
+	case KV_GET:
+		if (!it) {
+			rep->status = KV_NOT_FOUND;
+			return;
+		}
+		rep->vlen = it->vlen;
+		memcpy(rep->val, it->val, it->vlen);
+		return;
+	case KV_CAS:
+		if (it ? it->vlen != c->elen ||
+			 memcmp(it->val, c->expect, c->elen) : c->elen) {
+			rep->status = KV_CAS_FAILED;
+			if (it) {
+				rep->vlen = it->vlen;
+				memcpy(rep->val, it->val, it->vlen);
+			}
+			return;
+		}
+		/* fall through */
+	case KV_PUT:
+		if (!it) {
+			if (st->nr_items == KV_MAP_MAX) {
+				rep->status = KV_BAD_REQUEST;
+				return;
+			}
+			it = &st->items[st->nr_items++];
+			it->klen = c->klen;
+			memcpy(it->key, c->key, c->klen);
+		}
+		it->vlen = c->vlen;
+		memcpy(it->val, c->val, c->vlen);
+		return;
+	default:
+		rep->status = KV_BAD_REQUEST;
+	}
+}
+
+static bool kv_cmd_valid(const struct kv_cmd *c)
+{
+	return c->op >= KV_PUT && c->op <= KV_CAS && c->klen &&
+	       c->klen <= KV_KEY_MAX && c->vlen <= KV_VAL_MAX &&
+	       c->elen <= KV_VAL_MAX;
+}
+
+/* The commit callback: apply entry @index, exactly once per request. */
+static void kv_apply(void *arg, uint64_t index, const void *data, size_t len)
+{
+	struct kv_state *st = arg;
+	struct kv_client *cl = NULL;
+	struct kv_cmd c;
+	unsigned int i;
+
+	st->applied = index + 1;
+	st->last_index = index;
+	memset(&st->last, 0, sizeof(st->last));
+	st->last.leader = -1;
+	st->last.index = index;
+	if (len != sizeof(c)) {
+		st->last.status = KV_BAD_REQUEST;
+		return;
+	}
+	memcpy(&c, data, sizeof(c));
+	c.client = le64toh(c.client);
+	c.req = le64toh(c.req);
+	if (!kv_cmd_valid(&c)) {
+		st->last.status = KV_BAD_REQUEST;
+		return;
+	}
+	for (i = 0; i < KV_CLIENTS_MAX; i++)
+		if (st->clients[i].client == c.client) {
+			cl = &st->clients[i];
+			break;
+		}
+	if (cl && c.req <= cl->req) {
+		/* A retry decided twice: answer as the first time. */
+		st->last = cl->rep;
+		st->last.index = index;
+		return;
+	}
+	kv_exec(st, &c, &st->last);
+	st->last.index = index;
+	if (!cl) {
+		cl = &st->clients[st->next_client];
+		st->next_client = (st->next_client + 1) % KV_CLIENTS_MAX;
+	}
+	cl->client = c.client;
+	cl->req = c.req;
+	cl->rep = st->last;
+}
+
+/* ------------------------------------------------------------------ */
+/* The replica.                                                        */
+
+static void kv_on_signal(int sig)
+{
+	(void)sig;
+	kv_stop = 1;
+}
+
+static int kv_parse_mems(char *list, struct sockaddr_in *addrs,
+			 unsigned int *n)
+{
+	char *tok, *save = NULL;
+
+	*n = 0;
+	for (tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strrchr(tok, ':');
+		long port;
+
+		if (*n == SACRED_RMEM_MAX || !colon)
+			return -EINVAL;
+		*colon = '\0';
+		port = strtol(colon + 1, NULL, 10);
+		if (port <= 0 || port > 65535)
+			return -EINVAL;
+		memset(&addrs[*n], 0, sizeof(addrs[*n]));
+		addrs[*n].sin_family = AF_INET;
+		addrs[*n].sin_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET, tok, &addrs[*n].sin_addr) != 1)
+			return -EINVAL;
+		(*n)++;
+	}
+	return *n ? 0 : -EINVAL;
+}
+
+static int kv_listen(const char *dir, unsigned int me)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd;
+
+	mkdir(dir, 0755);
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/kv-%u.sock", dir,
+		 me);
+	unlink(sun.sun_path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
+	    listen(fd, 16)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Answer one request. */
+static void kv_serve(struct sacred_log *log, struct kv_state *st, int fd,
+		     bool verbose, unsigned int me)
+{
+	struct kv_reply rep = { .leader = -1 };
+	struct kv_cmd c;
+	uint64_t index;
+	ssize_t n;
+	int ret;
+
+	n = recv(fd, &c, sizeof(c), 0);
+	if (n != (ssize_t)sizeof(c)) {
+		rep.status = KV_BAD_REQUEST;
+	} else if (!kv_cmd_valid(&c)) {
+		rep.status = KV_BAD_REQUEST;
+	} else if (!sacred_log_is_leader(log)) {
+		rep.status = KV_NOT_LEADER;
+		rep.leader = sacred_log_leader(log);
+	} else {
+		ret = sacred_log_propose(log, &c, sizeof(c), &index);
+		if (!ret && st->last_index == index) {
+			rep = st->last;
+		} else {
+			rep.status = ret == -EREMOTE ? KV_NOT_LEADER :
+						       KV_UNAVAILABLE;
+			rep.leader = sacred_log_leader(log);
+			if (verbose)
+				fprintf(stderr,
+					"sacred-kv %u: append failed: %s\n",
+					me, strerror(-ret));
+		}
+	}
+	send(fd, &rep, sizeof(rep), MSG_NOSIGNAL);
+}
+
+static void kv_replica_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: sacred-kv replica -i INDEX -n NPROCS -m ADDR:PORT[,ADDR:PORT...]\n"
+		"                         [-d DIR] [-P PIDBASE] [-L REGION] [-H REGION]\n"
+		"                         [-c CAPACITY] [-s SUSPECT_MS] [-k KEYFILE] [-v]\n"
+		"  -i  this replica's index, 0 .. NPROCS-1 (process id PIDBASE + INDEX)\n"
+		"  -n  number of replicas\n"
+		"  -m  the memory instances (rdma_cm address and port of each)\n"
+		"  -d  directory of the client sockets (default %s)\n"
+		"  -P  process id of replica 0 (default %d)\n"
+		"  -L  log region id (default %d): exclusive-writer, every replica rw\n"
+		"  -H  heartbeat region id (default %d): static, every replica rw\n"
+		"  -c  log capacity in entries (default %d)\n"
+		"  -s  failure detector timeout in ms (default 200)\n"
+		"  -v  report leadership changes and failures on stderr\n",
+		KV_DIR_DEFAULT, KV_PID_BASE, KV_LOG_REGION, KV_HB_REGION,
+		KV_CAPACITY);
+}
+
+static int kv_replica(int argc, char **argv)
+{
+	struct sockaddr_in addrs[SACRED_RMEM_MAX];
+	struct sacred_rmem_member mems[SACRED_RMEM_MAX];
+	struct sacred_rmem_attr ra = { .max_io = 65536 };
+	struct sacred_log_attr la = {
+		.log_region = KV_LOG_REGION,
+		.hb_region = KV_HB_REGION,
+		.capacity = KV_CAPACITY,
+		.entry_max = sizeof(struct kv_cmd),
+	};
+	struct pollfd pfd[KV_CONNS_MAX + 1];
+	const char *dir = KV_DIR_DEFAULT;
+	char *memlist = NULL;
+	unsigned int i, nr_mems = 0, nfds = 1, pid_base = KV_PID_BASE;
+	struct sacred_rmem *rm = NULL;
+	struct sacred_log *log = NULL;
+	struct kv_state *st;
+	bool verbose = false, leading = false, have_me = false;
+	uint64_t t0 = kv_now_ms();
+	int opt, ret = 1, lfd = -1;
+
+	while ((opt = getopt(argc, argv, "i:n:m:d:P:L:H:c:s:vh")) != -1) {
+		switch (opt) {
+		case 'i': la.me = atoi(optarg); have_me = true; break;
+		case 'n': la.nr_procs = atoi(optarg); break;
+		case 'm': memlist = optarg; break;
+		case 'd': dir = optarg; break;
+		case 'P': pid_base = atoi(optarg); break;
+		case 'L': la.log_region = atoi(optarg); break;
+		case 'H': la.hb_region = atoi(optarg); break;
+		case 'c': la.capacity = atoi(optarg); break;
+		case 's': la.suspect_ms = atoi(optarg); break;
+		case 'v': verbose = true; break;
+		case 'h': kv_replica_usage(stdout); return 0;
+		default: kv_replica_usage(stderr); return 2;
+		}
+	}
+	if (!have_me || !la.nr_procs || !memlist || la.me >= la.nr_procs ||
+	    kv_parse_mems(memlist, addrs, &nr_mems)) {
+		kv_replica_usage(stderr);
+		return 2;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return 1;
+	for (i = 0; i < nr_mems; i++)
+		mems[i] = (struct sacred_rmem_member){
+			.addr = (struct sockaddr *)&addrs[i],
+		};
+	ra.process_id = pid_base + la.me;
+	ra.nr_mems = nr_mems;
+	ra.mems = mems;
+	ret = sacred_rmem_create(&ra, &rm);
+	if (ret) {
+		fprintf(stderr, "sacred-kv %u: connecting to the memories: %s\n",
+			la.me, strerror(-ret));
+		ret = 1;
+		goto out;
+	}
+	la.rm = rm;
+	la.commit = kv_apply;
+	la.arg = st;
+	ret = sacred_log_open(&la, &log);
+	if (ret) {
+		fprintf(stderr, "sacred-kv %u: opening the log: %s\n", la.me,
+			strerror(-ret));
+		ret = 1;
+		goto out;
+	}
+	lfd = kv_listen(dir, la.me);
+	if (lfd < 0) {
+		fprintf(stderr, "sacred-kv %u: listening in %s: %s\n", la.me,
+			dir, strerror(-lfd));
+		ret = 1;
+		goto out;
+	}
+	signal(SIGTERM, kv_on_signal);
+	signal(SIGINT, kv_on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	pfd[0].fd = lfd;
+	pfd[0].events = POLLIN;
+	if (verbose)
+		fprintf(stderr, "sacred-kv %u: up (process %u, %u memories)\n",
+			la.me, ra.process_id, nr_mems);
+
+	while (!kv_stop) {
+		sacred_log_poll(log);
+		if (sacred_log_is_leader(log) != leading) {
+			leading = !leading;
+			if (verbose)
+				fprintf(stderr,
+					"sacred-kv %u: %s at %llu ms (log at %llu)\n",
+					la.me, leading ? "leading" : "following",
+					(unsigned long long)(kv_now_ms() - t0),
+					(unsigned long long)st->applied);
+		}
+		if (poll(pfd, nfds, 1) <= 0)
+			continue;
+		for (i = 1; i < nfds; i++) {
+			if (!pfd[i].revents)
+				continue;
+			if (pfd[i].revents & (POLLHUP | POLLERR)) {
+				close(pfd[i].fd);
+				pfd[i--] = pfd[--nfds];
+				continue;
+			}
+			kv_serve(log, st, pfd[i].fd, verbose, la.me);
+		}
+		if (pfd[0].revents & POLLIN) {
+			int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+			if (cfd >= 0 && nfds <= KV_CONNS_MAX) {
+				pfd[nfds].fd = cfd;
+				pfd[nfds++].events = POLLIN;
+			} else if (cfd >= 0) {
+				close(cfd);
+			}
+		}
+	}
+	ret = 0;
+	for (i = 1; i < nfds; i++)
+		close(pfd[i].fd);
+out:
+	if (lfd >= 0) {
+		char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+		snprintf(path, sizeof(path), "%s/kv-%u.sock", dir, la.me);
+		unlink(path);
+		close(lfd);
+	}
+	sacred_log_close(log);
+	sacred_rmem_destroy(rm);
+	free(st);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* The client.                                                         */
+
+static int kv_connect(const char *dir, int r)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = 2 };
+	int fd;
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/kv-%d.sock", dir, r);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void kv_client_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: sacred-kv [-d DIR] [-n REPLICAS] [-t MS] put KEY VALUE\n"
+		"       sacred-kv [-d DIR] [-n REPLICAS] [-t MS] get KEY\n"
+		"       sacred-kv [-d DIR] [-n REPLICAS] [-t MS] cas KEY EXPECT VALUE\n"
+		"       sacred-kv replica ...   (sacred-kv replica -h)\n"
+		"  -d  the replicas' directory (default %s)\n"
+		"  -n  number of replicas to try (default 3)\n"
+		"  -t  give up after MS milliseconds (default 10000)\n"
+		"cas sets KEY to VALUE if it holds EXPECT (\"\" = absent).\n"
+		"Exit status: 0 done; 1 not found / cas failed; 2 usage; 3 no answer.\n",
+		KV_DIR_DEFAULT);
+}
+
+static int kv_client(int argc, char **argv)
+{
+	const char *dir = KV_DIR_DEFAULT;
+	int opt, nr = 3, timeout = 10000, r = 0, fd;
+	struct kv_cmd c = { 0 };
+	struct kv_reply rep;
+	uint64_t deadline;
+	const char *op;
+
+	while ((opt = getopt(argc, argv, "+d:n:t:h")) != -1) {
+		switch (opt) {
+		case 'd': dir = optarg; break;
+		case 'n': nr = atoi(optarg); break;
+		case 't': timeout = atoi(optarg); break;
+		case 'h': kv_client_usage(stdout); return 0;
+		default: kv_client_usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc || nr <= 0) {
+		kv_client_usage(stderr);
+		return 2;
+	}
+	op = argv[optind++];
+	if (!strcmp(op, "put") && argc - optind == 2)
+		c.op = KV_PUT;
+	else if (!strcmp(op, "get") && argc - optind == 1)
+		c.op = KV_GET;
+	else if (!strcmp(op, "cas") && argc - optind == 3)
+		c.op = KV_CAS;
+	else {
+		kv_client_usage(stderr);
+		return 2;
+	}
+	if (!argv[optind][0] || strlen(argv[optind]) > KV_KEY_MAX) {
+		fprintf(stderr, "sacred-kv: a key is 1 to %d bytes\n",
+			KV_KEY_MAX);
+		return 2;
+	}
+	c.klen = strlen(argv[optind]);
+	memcpy(c.key, argv[optind], c.klen);
+	if (c.op == KV_CAS) {
+		if (strlen(argv[optind + 1]) > KV_VAL_MAX)
+			goto too_long;
+		c.elen = strlen(argv[optind + 1]);
+		memcpy(c.expect, argv[optind + 1], c.elen);
+	}
+	if (c.op != KV_GET) {
+		const char *v = argv[argc - 1];
+
+		if (strlen(v) > KV_VAL_MAX)
+			goto too_long;
+		c.vlen = strlen(v);
+		memcpy(c.val, v, c.vlen);
+	}
+	srand(getpid() ^ time(NULL));
+	c.client = htole64(((uint64_t)rand() << 32) ^ rand() ^ getpid());
+	c.req = htole64(1);
+
+	deadline = kv_now_ms() + timeout;
+	while (kv_now_ms() < deadline) {
+		fd = kv_connect(dir, r);
+		if (fd < 0) {
+			r = (r + 1) % nr;
+			usleep(20000);
+			continue;
+		}
+		if (send(fd, &c, sizeof(c), 0) != sizeof(c) ||
+		    recv(fd, &rep, sizeof(rep), 0) != sizeof(rep)) {
+			close(fd);
+			r = (r + 1) % nr;
+			continue;
+		}
+		close(fd);
+		switch (rep.status) {
+		case KV_OK:
+			if (c.op == KV_GET)
+				printf("%.*s\n", (int)rep.vlen, rep.val);
+			else
+				printf("OK (log index %llu)\n",
+				       (unsigned long long)rep.index);
+			return 0;
+		case KV_NOT_FOUND:
+			printf("(not found)\n");
+			return 1;
+		case KV_CAS_FAILED:
+			printf("FAILED: holds \"%.*s\"\n", (int)rep.vlen,
+			       rep.val);
+			return 1;
+		case KV_NOT_LEADER:
+			r = rep.leader >= 0 && rep.leader < nr && rep.leader != r ?
+			    rep.leader : (r + 1) % nr;
+			if (rep.leader < 0)
+				usleep(20000);
+			continue;
+		case KV_BAD_REQUEST:
+			fprintf(stderr, "sacred-kv: the replica refused the request\n");
+			return 2;
+		default:
+			usleep(20000);
+			continue;
+		}
+	}
+	fprintf(stderr, "sacred-kv: no replica answered within %d ms\n",
+		timeout);
+	return 3;
+
+too_long:
+	fprintf(stderr, "sacred-kv: a value is at most %d bytes\n",
+		KV_VAL_MAX);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "replica"))
+		return kv_replica(argc - 1, argv + 1);
+	return kv_client(argc, argv);
+}
