@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sacred_kv - the replicated key-value service (tools/kv/sacred-kv) end
+ * to end: three replica processes on three memory instances, clients
+ * doing put, get and compare-and-swap on shared keys from several threads,
+ * the leading replica killed with SIGKILL in the middle, or a memory
+ * instance brought down and up. Every operation's invocation, response
+ * and result are recorded, and the history is checked for
+ * linearizability per key (Wing and Gong's search): an operation whose
+ * answer never came may have taken effect or not, one that was answered
+ * took effect exactly once between its invocation and its response.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <linux/sacred.h>
+
+#include "kselftest_harness.h"
+#include "sacred.h"
+#include "sacred_test.h"
+#include "kv/kv.h"
+
+#define TEST_CM_PORT	7541
+#define NR_MEMS		3
+#define NR_REPLICAS	3
+#define PID_BASE	1100
+#define LOG_REGION	1
+#define HB_REGION	2
+#define CAPACITY	1024
+#define NR_CLIENTS	3
+#define OPS_PER_CLIENT	24
+#define NR_KEYS		2
+#define MAX_OPS		(NR_CLIENTS * OPS_PER_CLIENT)
+#define OP_TIMEOUT_MS	8000
+#define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
+
+/* One recorded operation. */
+struct hop {
+	int key;
+	uint8_t op;		/* KV_PUT, KV_GET, KV_CAS */
+	int arg;		/* PUT, CAS: value id written */
+	int expect;		/* CAS: value id expected (0: absent) */
+	int ret;		/* GET: value id read; CAS: 1 swapped, 0 not */
+	bool known;		/* an answer came */
+	uint64_t call, done;	/* ns; done is UINT64_MAX when unknown */
+};
+
+struct history {
+	pthread_mutex_t lock;
+	struct hop ops[MAX_OPS];
+	unsigned int n;
+	char values[MAX_OPS + 1][16];	/* value id -> string; 0: absent */
+	unsigned int nr_values;
+	atomic_uint completed;
+};
+
+FIXTURE(kv) {
+	struct sacred_ctrl *ctrl;
+	struct sacred_mem_info mem[NR_MEMS];
+	bool have[NR_MEMS];
+	pid_t replica[NR_REPLICAS];
+	char dir[64];
+	char mems[256];
+	struct history h;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int region_everywhere(struct sacred_ctrl *ctrl,
+			     struct sacred_mem_info *mem, uint32_t id,
+			     uint64_t size, uint8_t policy)
+{
+	struct sacred_acl_entry acl[NR_REPLICAS];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < NR_REPLICAS; i++)
+		acl[i] = (struct sacred_acl_entry){
+			.process_id = PID_BASE + i,
+			.access = RW,
+		};
+	for (i = 0; i < NR_MEMS; i++) {
+		ret = sacred_region_new(ctrl, mem[i].id, id, size, policy,
+					NULL);
+		if (!ret)
+			ret = sacred_region_set_acl(ctrl, mem[i].id, id, acl,
+						    NR_REPLICAS);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* tools/kv/sacred-kv of the tree this test program was built in. */
+static const char *kv_binary(void)
+{
+	static char path[4096];
+	char *slash;
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
+
+	if (n <= 0)
+		return "../tools/kv/sacred-kv";
+	path[n] = '\0';
+	slash = strrchr(path, '/');
+	strcpy(slash ? slash + 1 : path, "../tools/kv/sacred-kv");
+	return path;
+}
+
+static pid_t start_replica(FIXTURE_DATA(kv) *self, unsigned int i)
+{
+	char idx[8], n[8], pid_base[16], cap[16];
+	const char *bin = kv_binary();
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	snprintf(idx, sizeof(idx), "%u", i);
+	snprintf(n, sizeof(n), "%u", NR_REPLICAS);
+	snprintf(pid_base, sizeof(pid_base), "%u", PID_BASE);
+	snprintf(cap, sizeof(cap), "%u", CAPACITY);
+	execl(bin, "sacred-kv", "replica", "-i", idx,
+	      "-n", n, "-m", self->mems, "-d", self->dir, "-P", pid_base,
+	      "-c", cap, "-L", "1", "-H", "2", "-s", "300", "-v",
+	      (char *)NULL);
+	_exit(127);
+}
+
+FIXTURE_SETUP(kv)
+{
+	char dev[64], addr[64];
+	unsigned int i;
+	int ret = sacred_ctrl_open(&self->ctrl);
+
+	if (ret == -ENOENT)
+		SKIP(return, "sacred.ko is not loaded");
+	ASSERT_EQ(0, ret);
+	if (!env_word("SACRED_RXE_DEVS", NR_MEMS - 1, dev, sizeof(dev)))
+		SKIP(return, "needs three rxe devices");
+	if (access(kv_binary(), X_OK))
+		SKIP(return, "tools/kv/sacred-kv is not built");
+	pthread_mutex_init(&self->h.lock, NULL);
+	snprintf(self->dir, sizeof(self->dir), "/tmp/sacred-kv-test-%d",
+		 getpid());
+	for (i = 0; i < NR_MEMS; i++) {
+		struct sacred_mem_params p = {
+			.id = SACRED_MEM_ID_ANY,
+			.cm_port = TEST_CM_PORT,
+			.dev_name = dev,
+		};
+		struct sockaddr_in *sin;
+
+		ASSERT_NE(NULL, env_word("SACRED_RXE_DEVS", i, dev,
+					 sizeof(dev)));
+		ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem[i]));
+		self->have[i] = true;
+		sin = (struct sockaddr_in *)&self->mem[i].addr;
+		inet_ntop(AF_INET, &sin->sin_addr, addr, sizeof(addr));
+		snprintf(self->mems + strlen(self->mems),
+			 sizeof(self->mems) - strlen(self->mems), "%s%s:%u",
+			 i ? "," : "", addr, ntohs(sin->sin_port));
+	}
+	ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem, LOG_REGION,
+				       2 << 20,
+				       SACRED_POLICY_EXCLUSIVE_WRITER));
+	ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem, HB_REGION,
+				       4096, SACRED_POLICY_STATIC));
+	for (i = 0; i < NR_REPLICAS; i++) {
+		self->replica[i] = start_replica(self, i);
+		ASSERT_LT(0, self->replica[i]);
+	}
+}
+
+FIXTURE_TEARDOWN(kv)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_REPLICAS; i++) {
+		if (self->replica[i] <= 0)
+			continue;
+		kill(self->replica[i], SIGTERM);
+		waitpid(self->replica[i], NULL, 0);
+	}
+	for (i = 0; i < NR_MEMS; i++)
+		if (self->have[i])
+			sacred_mem_del(self->ctrl, self->mem[i].id);
+	sacred_ctrl_close(self->ctrl);
+	sh("rm -rf %s", self->dir);
+}
+
+/* ------------------------------------------------------------------ */
+/* A client: the protocol of tools/kv/kv.h, retrying as sacred-kv does. */
+
+struct client {
+	FIXTURE_DATA(kv) *self;
+	unsigned int id;
+	uint64_t client_id;
+	uint64_t req;
+	int hint;
+};
+
+static int kv_call(struct client *c, struct kv_cmd *cmd,
+		   struct kv_reply *rep)
+{
+	uint64_t deadline = now_ns() + OP_TIMEOUT_MS * 1000000ULL;
+	struct timeval tv = { .tv_sec = 2 };
+	int r = c->hint, fd;
+
+	cmd->client = htole64(c->client_id);
+	cmd->req = htole64(++c->req);
+	while (now_ns() < deadline) {
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/kv-%d.sock",
+			 c->self->dir, r);
+		fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+		if (fd < 0)
+			return -errno;
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
+		    send(fd, cmd, sizeof(*cmd), 0) != sizeof(*cmd) ||
+		    recv(fd, rep, sizeof(*rep), 0) != sizeof(*rep)) {
+			close(fd);
+			r = (r + 1) % NR_REPLICAS;
+			usleep(10000);
+			continue;
+		}
+		close(fd);
+		if (rep->status == KV_NOT_LEADER) {
+			r = rep->leader >= 0 && rep->leader < NR_REPLICAS &&
+			    rep->leader != r ? rep->leader :
+			    (r + 1) % NR_REPLICAS;
+			usleep(rep->leader < 0 ? 20000 : 1000);
+			continue;
+		}
+		if (rep->status == KV_UNAVAILABLE) {
+			usleep(10000);
+			continue;
+		}
+		c->hint = r;
+		return 0;
+	}
+	return -ETIMEDOUT;
+}
+
+static int value_id(struct history *h, const char *v, size_t len)
+{
+	unsigned int i;
+
+	if (!len)
+		return 0;
+	for (i = 1; i <= h->nr_values; i++)
+		if (strlen(h->values[i]) == len && !memcmp(h->values[i], v, len))
+			return i;
+	return -1;	/* never written: invalid */
+}
+
+static void *client_thread(void *arg)
+{
+	struct client *c = arg;
+	struct history *h = &c->self->h;
+	unsigned int k;
+
+	for (k = 0; k < OPS_PER_CLIENT; k++) {
+		struct kv_cmd cmd = { 0 };
+		struct kv_reply rep;
+		struct hop op = { .key = (c->id + k) % NR_KEYS };
+		int ret, choice = (c->id * 7 + k * 3) % 3;
+		char v[16];
+
+		cmd.klen = snprintf(cmd.key, sizeof(cmd.key), "key%d", op.key);
+		pthread_mutex_lock(&h->lock);
+		snprintf(v, sizeof(v), "c%u-%u", c->id, k);
+		if (choice != 1) {
+			op.arg = ++h->nr_values;
+			memcpy(h->values[op.arg], v, sizeof(v));
+		}
+		pthread_mutex_unlock(&h->lock);
+		if (choice == 0) {
+			op.op = KV_PUT;
+		} else if (choice == 1) {
+			op.op = KV_GET;
+		} else {
+			op.op = KV_CAS;
+			/* Expect what a get last saw, or absent. */
+			op.expect = 0;
+			pthread_mutex_lock(&h->lock);
+			for (ret = h->n - 1; ret >= 0; ret--) {
+				struct hop *o = &h->ops[ret];
+
+				if (o->key == op.key && o->known &&
+				    o->op == KV_GET) {
+					op.expect = o->ret > 0 ? o->ret : 0;
+					break;
+				}
+			}
+			pthread_mutex_unlock(&h->lock);
+			if (op.expect > 0) {
+				cmd.elen = strlen(h->values[op.expect]);
+				memcpy(cmd.expect, h->values[op.expect],
+				       cmd.elen);
+			}
+		}
+		cmd.op = op.op;
+		if (op.op != KV_GET) {
+			cmd.vlen = strlen(v);
+			memcpy(cmd.val, v, cmd.vlen);
+		}
+		op.call = now_ns();
+		ret = kv_call(c, &cmd, &rep);
+		op.done = now_ns();
+		if (ret) {
+			op.known = false;
+			op.done = UINT64_MAX;
+		} else {
+			op.known = true;
+			if (op.op == KV_GET)
+				op.ret = rep.status == KV_NOT_FOUND ? 0 :
+					 value_id(h, rep.val, rep.vlen);
+			else if (op.op == KV_CAS)
+				op.ret = rep.status == KV_OK;
+		}
+		pthread_mutex_lock(&h->lock);
+		h->ops[h->n++] = op;
+		pthread_mutex_unlock(&h->lock);
+		atomic_fetch_add(&h->completed, 1);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Linearizability, per key: depth-first search with memoization.      */
+
+struct lin {
+	struct hop *ops[MAX_OPS];
+	unsigned int n;
+	/* Visited (linearized set, value) pairs: a simple hash set. */
+	uint64_t (*seen)[3];
+	unsigned int seen_max;
+	unsigned long steps;
+};
+
+static bool lin_seen(struct lin *l, const uint64_t set[2], int value)
+{
+	uint64_t hsh = set[0] * 0x9e3779b97f4a7c15ULL ^ set[1] ^
+		       (uint64_t)value * 0xff51afd7ed558ccdULL;
+	unsigned int i = hsh % l->seen_max, probes;
+
+	for (probes = 0; probes < l->seen_max; probes++) {
+		uint64_t *e = l->seen[(i + probes) % l->seen_max];
+
+		if (!e[2]) {
+			e[0] = set[0];
+			e[1] = set[1];
+			e[2] = (uint64_t)value + 1;
+			return false;
+		}
+		if (e[0] == set[0] && e[1] == set[1] &&
+		    e[2] == (uint64_t)value + 1)
+			return true;
+	}
+	return true;	/* full: stop exploring (reported as a failure) */
+}
+
+static bool lin_search(struct lin *l, uint64_t set[2], int value)
+{
+	uint64_t min_done = UINT64_MAX;
+	unsigned int i;
+	bool all = true;
+
+	l->steps++;
+	for (i = 0; i < l->n; i++) {
+		if (set[i / 64] & (1ULL << (i % 64)))
+			continue;
+		if (l->ops[i]->known) {
+			all = false;
+			if (l->ops[i]->done < min_done)
+				min_done = l->ops[i]->done;
+		}
+	}
+	if (all)
+		return true;	/* unanswered ones may never have happened */
+	if (lin_seen(l, set, value))
+		return false;
+	for (i = 0; i < l->n; i++) {
+		struct hop *o = l->ops[i];
+		int next = value;
+
+		if (set[i / 64] & (1ULL << (i % 64)) || o->call > min_done)
+			continue;
+		switch (o->op) {
+		case KV_PUT:
+			next = o->arg;
+			break;
+		case KV_GET:
+			if (o->known && o->ret != value)
+				continue;
+			break;
+		case KV_CAS:
+			if (value == o->expect)
+				next = o->arg;
+			if (o->known && o->ret != (value == o->expect))
+				continue;
+			break;
+		}
+		set[i / 64] |= 1ULL << (i % 64);
+		if (lin_search(l, set, next))
+			return true;
+		set[i / 64] &= ~(1ULL << (i % 64));
+	}
+	return false;
+}
+
+static bool linearizable(struct __test_metadata *_metadata,
+			 struct history *h)
+{
+	struct lin l = { .seen_max = 1 << 20 };
+	unsigned int i, key, unknown = 0;
+	bool ok = true;
+
+	l.seen = calloc(l.seen_max, sizeof(*l.seen));
+	if (!l.seen)
+		return false;
+	for (key = 0; key < NR_KEYS && ok; key++) {
+		uint64_t set[2] = { 0, 0 };
+
+		l.n = 0;
+		for (i = 0; i < h->n; i++) {
+			if (h->ops[i].key != (int)key)
+				continue;
+			if (h->ops[i].known && h->ops[i].op == KV_GET &&
+			    h->ops[i].ret < 0) {
+				TH_LOG("key%u: a get returned a value nobody wrote",
+				       key);
+				ok = false;
+			}
+			unknown += !h->ops[i].known;
+			l.ops[l.n++] = &h->ops[i];
+		}
+		memset(l.seen, 0, l.seen_max * sizeof(*l.seen));
+		if (ok && !lin_search(&l, set, 0)) {
+			TH_LOG("key%u: %u operations are not linearizable",
+			       key, l.n);
+			ok = false;
+		}
+	}
+	TH_LOG("%u operations, %u unanswered, search steps %lu", h->n,
+	       unknown, l.steps);
+	free(l.seen);
+	return ok;
+}
+
+static void run_clients(FIXTURE_DATA(kv) *self, pthread_t *th,
+			struct client *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_CLIENTS; i++) {
+		c[i] = (struct client){
+			.self = self,
+			.id = i,
+			.client_id = ((uint64_t)getpid() << 16) + i,
+		};
+		pthread_create(&th[i], NULL, client_thread, &c[i]);
+	}
+}
+
+static void wait_completed(struct history *h, unsigned int n)
+{
+	while (atomic_load(&h->completed) < n)
+		usleep(2000);
+}
+
+TEST_F(kv, linearizable_across_a_leader_kill)
+{
+	struct client c[NR_CLIENTS];
+	pthread_t th[NR_CLIENTS];
+	uint64_t worst = 0;
+	unsigned int i;
+
+	if (!self->replica[NR_REPLICAS - 1])
+		return;	/* setup skipped */
+
+	run_clients(self, th, c);
+	wait_completed(&self->h, MAX_OPS / 3);
+	/* Replica 0 leads (the lowest alive): kill it, no goodbye. */
+	ASSERT_EQ(0, kill(self->replica[0], SIGKILL));
+	waitpid(self->replica[0], NULL, 0);
+	self->replica[0] = 0;
+	for (i = 0; i < NR_CLIENTS; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < self->h.n; i++)
+		if (self->h.ops[i].known &&
+		    self->h.ops[i].done - self->h.ops[i].call > worst)
+			worst = self->h.ops[i].done - self->h.ops[i].call;
+	TH_LOG("slowest answered operation (spans the fail-over): %llu ms",
+	       (unsigned long long)(worst / 1000000));
+	EXPECT_TRUE(linearizable(_metadata, &self->h));
+	for (i = 0; i < self->h.n; i++)
+		if (!self->h.ops[i].known)
+			TH_LOG("unanswered: op %d on key%d", self->h.ops[i].op,
+			       self->h.ops[i].key);
+}
+
+TEST_F(kv, linearizable_with_a_memory_down_and_back)
+{
+	struct client c[NR_CLIENTS];
+	pthread_t th[NR_CLIENTS];
+	unsigned int i;
+
+	if (!self->replica[NR_REPLICAS - 1])
+		return;	/* setup skipped */
+
+	run_clients(self, th, c);
+	wait_completed(&self->h, MAX_OPS / 4);
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[1].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	wait_completed(&self->h, MAX_OPS / 2);
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[1].id,
+				    SACRED_MEM_UP, 0, NULL));
+	for (i = 0; i < NR_CLIENTS; i++)
+		pthread_join(th[i], NULL);
+	EXPECT_TRUE(linearizable(_metadata, &self->h));
+	for (i = 0; i < self->h.n; i++)
+		EXPECT_TRUE(self->h.ops[i].known);
+}
+
+/* The checker is not vacuous: it refuses a stale read and a lost cas. */
+TEST(checker_catches_what_is_not_linearizable)
+{
+	static struct history h;
+	struct hop put = { .op = KV_PUT, .arg = 1, .known = true,
+			   .call = 0, .done = 10 };
+	struct hop stale = { .op = KV_GET, .ret = 0, .known = true,
+			     .call = 20, .done = 30 };
+	struct hop fresh = { .op = KV_GET, .ret = 1, .known = true,
+			     .call = 20, .done = 30 };
+	struct hop cas = { .op = KV_CAS, .expect = 0, .arg = 2, .ret = 1,
+			   .known = true, .call = 40, .done = 50 };
+	struct hop lost = { .op = KV_PUT, .arg = 3, .known = false,
+			    .call = 5, .done = UINT64_MAX };
+
+	h.nr_values = 3;
+	h.n = 2;
+	h.ops[0] = put;
+	h.ops[1] = fresh;
+	EXPECT_TRUE(linearizable(_metadata, &h));
+	h.ops[1] = stale;
+	EXPECT_FALSE(linearizable(_metadata, &h));
+	/* cas from absent after a completed put cannot have swapped. */
+	h.ops[1] = fresh;
+	h.ops[2] = cas;
+	h.n = 3;
+	EXPECT_FALSE(linearizable(_metadata, &h));
+	/* An unanswered put may have happened or not: both are fine. */
+	h.ops[2] = lost;
+	EXPECT_TRUE(linearizable(_metadata, &h));
+}
+
+TEST_HARNESS_MAIN
