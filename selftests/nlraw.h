@@ -11,6 +11,7 @@
 #define _SACRED_NLRAW_H
 
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -216,6 +217,129 @@ static inline void nlraw_close(struct nlraw *nl)
 	if (nl->fd >= 0)
 		close(nl->fd);
 	nl->fd = -1;
+}
+
+/*
+ * Helpers for callers that build their own datagrams and read the answers
+ * themselves (the fuzzer: several threads, each with its own socket and
+ * buffers, where nlraw_xfer()'s shared buffer and blocking read will not
+ * do).
+ */
+
+/* Send @len bytes exactly as they are, malformed or not, to the kernel. */
+static inline int nlraw_send_raw(int fd, const void *buf, size_t len)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+
+	if (sendto(fd, buf, len, 0, (void *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Wait up to @timeout_ms for one datagram and read it into @buf. Returns
+ * its length, -ETIMEDOUT if none came, -EMSGSIZE if it did not fit (it is
+ * consumed all the same), or another -errno.
+ */
+static inline ssize_t nlraw_recv_timeout(int fd, void *buf, size_t len,
+					 int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+	int ret;
+
+	do
+		ret = poll(&pfd, 1, timeout_ms);
+	while (ret < 0 && errno == EINTR);
+	if (ret < 0)
+		return -errno;
+	if (!ret)
+		return -ETIMEDOUT;
+	n = recv(fd, buf, len, MSG_TRUNC | MSG_DONTWAIT);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n > len)
+		return -EMSGSIZE;
+	return n;
+}
+
+/* Find attribute @type at the top level of genetlink message @nlh. */
+static inline struct nlattr *nlraw_msg_attr(const struct nlmsghdr *nlh,
+					    uint16_t type)
+{
+	const char *end = (const char *)nlh + nlh->nlmsg_len;
+	struct nlattr *nla;
+
+	if (nlh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN))
+		return NULL;
+	nla = (void *)((char *)NLMSG_DATA(nlh) + GENL_HDRLEN);
+	while ((char *)nla + NLA_HDRLEN <= end && nla->nla_len >= NLA_HDRLEN &&
+	       (char *)nla + nla->nla_len <= end) {
+		if ((nla->nla_type & NLA_TYPE_MASK) == type)
+			return nla;
+		nla = (void *)((char *)nla + NLA_ALIGN(nla->nla_len));
+	}
+	return NULL;
+}
+
+/* The attributes nested in @nest, one by one: for (a = first; a; a = next) */
+static inline struct nlattr *nlraw_nested(const struct nlattr *nest,
+					  const struct nlattr *prev)
+{
+	const char *end = (const char *)nest + nest->nla_len;
+	const char *p = prev ? (const char *)prev + NLA_ALIGN(prev->nla_len) :
+			       (const char *)nest + NLA_HDRLEN;
+	const struct nlattr *a = (const void *)p;
+
+	if (p + NLA_HDRLEN > end || a->nla_len < NLA_HDRLEN ||
+	    p + a->nla_len > end)
+		return NULL;
+	return (struct nlattr *)a;
+}
+
+/*
+ * Join multicast group @group of family @family with @nl's socket (opened
+ * by nlraw_open()); 0 or -errno. The group's messages arrive on it from
+ * then on, between any answers: keep such a socket for listening.
+ */
+static inline int nlraw_join_group(struct nlraw *nl, const char *family,
+				   const char *group)
+{
+	struct nlattr *grps, *g, *a;
+	int ret;
+
+	nlraw_start(nl, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0, 1);
+	nlraw_put_str(nl, CTRL_ATTR_FAMILY_NAME, family);
+	ret = nlraw_xfer(nl);
+	if (ret)
+		return ret;
+	grps = nlraw_reply_attr(nl, CTRL_ATTR_MCAST_GROUPS);
+	if (!grps)
+		return -ENOENT;
+	for (g = nlraw_nested(grps, NULL); g; g = nlraw_nested(grps, g)) {
+		const char *name = NULL;
+		uint32_t id = 0;
+
+		for (a = nlraw_nested(g, NULL); a; a = nlraw_nested(g, a)) {
+			size_t len = a->nla_len - NLA_HDRLEN;
+			const char *data = (const char *)a + NLA_HDRLEN;
+
+			if ((a->nla_type & NLA_TYPE_MASK) ==
+			    CTRL_ATTR_MCAST_GRP_NAME && len &&
+			    !data[len - 1])
+				name = data;
+			else if ((a->nla_type & NLA_TYPE_MASK) ==
+				 CTRL_ATTR_MCAST_GRP_ID && len == 4)
+				memcpy(&id, data, 4);
+		}
+		if (!name || strcmp(name, group))
+			continue;
+		if (setsockopt(nl->fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP,
+			       &id, sizeof(id)))
+			return -errno;
+		return 0;
+	}
+	return -ENOENT;
 }
 
 #endif /* _SACRED_NLRAW_H */
