@@ -469,12 +469,112 @@ static int kv_connect(const char *dir, int r)
 	return fd;
 }
 
+/*
+ * Send @c until a replica answers it for good: "not leader" moves to the
+ * leader named (or the next replica), "unavailable" and a silent or absent
+ * replica are retried, until @timeout ms passed. *@hint: the replica to
+ * try first, updated to the one that answered. Returns 0 or -ETIMEDOUT.
+ */
+static int kv_request(const char *dir, int nr, int timeout,
+		      const struct kv_cmd *c, struct kv_reply *rep, int *hint)
+{
+	uint64_t deadline = kv_now_ms() + timeout;
+	int r = *hint, fd;
+
+	while (kv_now_ms() < deadline) {
+		fd = kv_connect(dir, r);
+		if (fd < 0) {
+			r = (r + 1) % nr;
+			usleep(20000);
+			continue;
+		}
+		if (send(fd, c, sizeof(*c), 0) != sizeof(*c) ||
+		    recv(fd, rep, sizeof(*rep), 0) != sizeof(*rep)) {
+			close(fd);
+			r = (r + 1) % nr;
+			continue;
+		}
+		close(fd);
+		if (rep->status == KV_NOT_LEADER) {
+			r = rep->leader >= 0 && rep->leader < nr &&
+			    rep->leader != r ? rep->leader : (r + 1) % nr;
+			if (rep->leader < 0)
+				usleep(20000);
+			continue;
+		}
+		if (rep->status == KV_UNAVAILABLE) {
+			usleep(10000);
+			continue;
+		}
+		*hint = r;
+		return 0;
+	}
+	return -ETIMEDOUT;
+}
+
+static int kv_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * bench COUNT [PREFIX]: COUNT puts in a row from one process, each timed;
+ * prints min, median, p99, max and where the slowest one was - a leader
+ * killed meanwhile shows up there as the fail-over.
+ */
+static int kv_bench(const char *dir, int nr, int timeout, int count,
+		    const char *prefix)
+{
+	struct kv_cmd c = { .op = KV_PUT };
+	uint64_t *lat, t0, worst_at = 0;
+	struct kv_reply rep;
+	int i, r = 0, failed = 0;
+
+	if (count <= 0 || count > 1000000)
+		return 2;
+	lat = calloc(count, sizeof(*lat));
+	if (!lat)
+		return 1;
+	srand(getpid() ^ time(NULL));
+	c.client = htole64(((uint64_t)rand() << 32) ^ rand() ^ getpid());
+	for (i = 0; i < count; i++) {
+		struct timespec ts;
+
+		c.req = htole64(i + 1);
+		c.klen = snprintf(c.key, sizeof(c.key), "%.20s%d", prefix, i);
+		c.vlen = snprintf(c.val, sizeof(c.val), "value %d", i);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t0 = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+		if (kv_request(dir, nr, timeout, &c, &rep, &r) ||
+		    rep.status != KV_OK)
+			failed++;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		lat[i] = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec - t0;
+		if (lat[i] > lat[worst_at])
+			worst_at = i;
+	}
+	printf("bench: %d puts, %d failed; the slowest was put %llu: %.1f ms\n",
+	       count, failed, (unsigned long long)worst_at,
+	       lat[worst_at] / 1e6);
+	qsort(lat, count, sizeof(*lat), kv_cmp_u64);
+	printf("bench: latency min %.3f ms, median %.3f ms, p99 %.3f ms, max %.1f ms\n",
+	       lat[0] / 1e6, lat[count / 2] / 1e6,
+	       lat[(count * 99) / 100 < count ? (count * 99) / 100 :
+						count - 1] / 1e6,
+	       lat[count - 1] / 1e6);
+	free(lat);
+	return failed ? 3 : 0;
+}
+
 static void kv_client_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: sacred-kv [-d DIR] [-n REPLICAS] [-t MS] put KEY VALUE\n"
 		"       sacred-kv [-d DIR] [-n REPLICAS] [-t MS] get KEY\n"
 		"       sacred-kv [-d DIR] [-n REPLICAS] [-t MS] cas KEY EXPECT VALUE\n"
+		"       sacred-kv [-d DIR] [-n REPLICAS] [-t MS] bench COUNT [PREFIX]\n"
 		"       sacred-kv replica ...   (sacred-kv replica -h)\n"
 		"  -d  the replicas' directory (default %s)\n"
 		"  -n  number of replicas to try (default 3)\n"
@@ -487,10 +587,9 @@ static void kv_client_usage(FILE *f)
 static int kv_client(int argc, char **argv)
 {
 	const char *dir = KV_DIR_DEFAULT;
-	int opt, nr = 3, timeout = 10000, r = 0, fd;
+	int opt, nr = 3, timeout = 10000, r = 0;
 	struct kv_cmd c = { 0 };
 	struct kv_reply rep;
-	uint64_t deadline;
 	const char *op;
 
 	while ((opt = getopt(argc, argv, "+d:n:t:h")) != -1) {
@@ -507,6 +606,9 @@ static int kv_client(int argc, char **argv)
 		return 2;
 	}
 	op = argv[optind++];
+	if (!strcmp(op, "bench") && (argc - optind == 1 || argc - optind == 2))
+		return kv_bench(dir, nr, timeout, atoi(argv[optind]),
+				argc - optind == 2 ? argv[optind + 1] : "b");
 	if (!strcmp(op, "put") && argc - optind == 2)
 		c.op = KV_PUT;
 	else if (!strcmp(op, "get") && argc - optind == 1)
@@ -541,54 +643,29 @@ static int kv_client(int argc, char **argv)
 	srand(getpid() ^ time(NULL));
 	c.client = htole64(((uint64_t)rand() << 32) ^ rand() ^ getpid());
 	c.req = htole64(1);
-
-	deadline = kv_now_ms() + timeout;
-	while (kv_now_ms() < deadline) {
-		fd = kv_connect(dir, r);
-		if (fd < 0) {
-			r = (r + 1) % nr;
-			usleep(20000);
-			continue;
-		}
-		if (send(fd, &c, sizeof(c), 0) != sizeof(c) ||
-		    recv(fd, &rep, sizeof(rep), 0) != sizeof(rep)) {
-			close(fd);
-			r = (r + 1) % nr;
-			continue;
-		}
-		close(fd);
-		switch (rep.status) {
-		case KV_OK:
-			if (c.op == KV_GET)
-				printf("%.*s\n", (int)rep.vlen, rep.val);
-			else
-				printf("OK (log index %llu)\n",
-				       (unsigned long long)rep.index);
-			return 0;
-		case KV_NOT_FOUND:
-			printf("(not found)\n");
-			return 1;
-		case KV_CAS_FAILED:
-			printf("FAILED: holds \"%.*s\"\n", (int)rep.vlen,
-			       rep.val);
-			return 1;
-		case KV_NOT_LEADER:
-			r = rep.leader >= 0 && rep.leader < nr && rep.leader != r ?
-			    rep.leader : (r + 1) % nr;
-			if (rep.leader < 0)
-				usleep(20000);
-			continue;
-		case KV_BAD_REQUEST:
-			fprintf(stderr, "sacred-kv: the replica refused the request\n");
-			return 2;
-		default:
-			usleep(20000);
-			continue;
-		}
+	if (kv_request(dir, nr, timeout, &c, &rep, &r)) {
+		fprintf(stderr, "sacred-kv: no replica answered within %d ms\n",
+			timeout);
+		return 3;
 	}
-	fprintf(stderr, "sacred-kv: no replica answered within %d ms\n",
-		timeout);
-	return 3;
+	switch (rep.status) {
+	case KV_OK:
+		if (c.op == KV_GET)
+			printf("%.*s\n", (int)rep.vlen, rep.val);
+		else
+			printf("OK (log index %llu)\n",
+			       (unsigned long long)rep.index);
+		return 0;
+	case KV_NOT_FOUND:
+		printf("(not found)\n");
+		return 1;
+	case KV_CAS_FAILED:
+		printf("FAILED: holds \"%.*s\"\n", (int)rep.vlen, rep.val);
+		return 1;
+	default:
+		fprintf(stderr, "sacred-kv: the replica refused the request\n");
+		return 2;
+	}
 
 too_long:
 	fprintf(stderr, "sacred-kv: a value is at most %d bytes\n",
