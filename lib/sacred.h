@@ -1226,8 +1226,8 @@ typedef void (*sacred_log_commit_fn)(void *arg, uint64_t index,
  * struct sacred_log_attr - a replicated log
  * @rm: the replicated memory; must outlive the log
  * @log_region: the log (same id on every memory): exclusive-writer, every
- *	process a read-write member; at least
- *	64 + nr_procs * capacity * 2 * (entry_max + 56) bytes, rounded up
+ *	process a read-write member; at least nr_procs * 80 (rounded up to
+ *	64) + nr_procs * capacity * 2 * ((entry_max + 63) & ~7) bytes
  * @hb_region: heartbeats: static, everyone read-write, 8 * nr_procs bytes
  * @nr_procs: processes, 1 to SACRED_LOG_MAX_PROCS
  * @me: this process, 0 .. nr_procs - 1; the lowest alive one leads
