@@ -139,7 +139,9 @@ bench:
 	mkdir -p bench/results
 	scripts/vm-run -q $(if $(KVER),--kver $(KVER)) --module kmod/sacred.ko -- \
 		bench/permswitch $(BENCH_ARGS) > bench/results/permswitch.md
-	@cat bench/results/permswitch.md
+	scripts/vm-run -q $(if $(KVER),--kver $(KVER)) --module kmod/sacred.ko -- \
+		bench/agreement $(AGREEMENT_ARGS) > bench/results/agreement.md
+	@cat bench/results/permswitch.md bench/results/agreement.md
 
 # check, demo and bench install what is missing first (as root; a no-op
 # when everything is there), then build in a fresh make, which sees the
