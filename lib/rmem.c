@@ -332,6 +332,23 @@ static void rmem_reap(struct sacred_rmem *rm, unsigned int i)
 		rm->perm_seq[i] = 0;
 }
 
+/*
+ * Wait (up to the memory's timeout, twice) until memory @i has no
+ * operation of an earlier call in flight: blocking calls on its
+ * connection need that.
+ */
+static void rmem_drain(struct sacred_rmem *rm, unsigned int i)
+{
+	uint64_t end = rmem_now_ms() + 2 * (uint64_t)rm->attr[i].timeout_ms;
+	struct sacred_conn *c = rm->conns[i];
+
+	rmem_reap(rm, i);
+	while (c && sacred_io_pending(c) && rmem_now_ms() < end) {
+		sacred_io_wait(&c, 1, 10);
+		rmem_reap(rm, i);
+	}
+}
+
 /* Post step @k of @ops to memory @i; false if it could not be posted. */
 static bool rmem_post_step(struct sacred_rmem *rm, unsigned int i,
 			   const struct sacred_io *ops, unsigned int k,
@@ -533,6 +550,7 @@ int sacred_rmem_attach(struct sacred_rmem *rm, uint32_t region_id,
 		res->status[i] = -ENOTCONN;
 		if (!rmem_usable(rm, i))
 			continue;
+		rmem_drain(rm, i);
 		res->status[i] = sacred_attach(rm->conns[i], region_id, NULL);
 		/* Fenced before (a revoke for someone else): once more. */
 		if (res->status[i] == -ECONNRESET &&
