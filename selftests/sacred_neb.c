@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sacred_neb - Ed25519 process keys and non-equivocating broadcast on
+ * three memory instances, with one Byzantine process of three (P2) doing
+ * what the library's misbehave hook and raw RDMA let it: equivocate,
+ * write garbage, forge another process's message in its copies, replay an
+ * old signed message, and write into another process's region. Correct
+ * processes never deliver two different messages for one (sender,
+ * number), always deliver a correct sender's message, and the memory
+ * refuses the illegal writes.
+ *
+ * Region NEB_BASE + i, on every instance: swmr, process i writes, the
+ * others read.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <linux/sacred.h>
+
+#include "kselftest_harness.h"
+#include "sacred.h"
+#include "sacred_test.h"
+
+#define TEST_CM_PORT	7551
+#define NR_MEMS		3
+#define NR_PROCS	3
+#define PID(i)		(701 + (i))
+#define NEB_BASE	40
+#define NR_MSGS		4
+#define MSG_MAX		64
+#define BYZ		2
+
+FIXTURE(neb) {
+	struct sacred_ctrl *ctrl;
+	struct sacred_mem_info mem[NR_MEMS];
+	bool have[NR_MEMS];
+	char dir[64];
+	struct sacred_bz_keys *keys[NR_PROCS];
+	struct sacred_rmem *rm[NR_PROCS];
+	struct sacred_neb *n[NR_PROCS];
+};
+
+FIXTURE_SETUP(neb)
+{
+	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
+	struct sacred_rmem_member m[NR_MEMS];
+	char dev[64];
+	unsigned int i, j;
+	int ret = sacred_ctrl_open(&self->ctrl);
+
+	if (ret == -ENOENT)
+		SKIP(return, "sacred.ko is not loaded");
+	ASSERT_EQ(0, ret);
+	if (!env_word("SACRED_RXE_DEVS", NR_MEMS - 1, dev, sizeof(dev)))
+		SKIP(return, "needs three rxe devices");
+	snprintf(self->dir, sizeof(self->dir), "/tmp/sacred-neb-%d", getpid());
+	ASSERT_EQ(0, mkdir(self->dir, 0700));
+	for (i = 0; i < NR_PROCS; i++)
+		ASSERT_EQ(0, sacred_bz_keygen(self->dir, i));
+	for (i = 0; i < NR_MEMS; i++) {
+		struct sacred_mem_params p = {
+			.id = SACRED_MEM_ID_ANY,
+			.cm_port = TEST_CM_PORT,
+			.dev_name = dev,
+		};
+
+		ASSERT_NE(NULL, env_word("SACRED_RXE_DEVS", i, dev,
+					 sizeof(dev)));
+		ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem[i]));
+		self->have[i] = true;
+		m[i] = (struct sacred_rmem_member){
+			.addr = (struct sockaddr *)&self->mem[i].addr,
+			.timeout_ms = t ? atoi(t) : 1000,
+		};
+		for (j = 0; j < NR_PROCS; j++) {
+			struct sacred_acl_entry acl[NR_PROCS];
+			unsigned int q;
+
+			for (q = 0; q < NR_PROCS; q++)
+				acl[q] = (struct sacred_acl_entry){
+					.process_id = PID(q),
+					.access = q == j ?
+						  (SACRED_ACCESS_READ |
+						   SACRED_ACCESS_WRITE) :
+						  SACRED_ACCESS_READ,
+				};
+			ASSERT_EQ(0, sacred_region_new(self->ctrl,
+						       self->mem[i].id,
+						       NEB_BASE + j, 65536,
+						       SACRED_POLICY_SWMR,
+						       NULL));
+			ASSERT_EQ(0, sacred_region_set_acl(self->ctrl,
+							   self->mem[i].id,
+							   NEB_BASE + j, acl,
+							   NR_PROCS));
+		}
+	}
+	for (i = 0; i < NR_PROCS; i++) {
+		struct sacred_rmem_attr ra = {
+			.process_id = PID(i),
+			.nr_mems = NR_MEMS,
+			.mems = m,
+			.max_io = 4096,
+		};
+		struct sacred_neb_attr na = {
+			.base_region = NEB_BASE,
+			.nr_msgs = NR_MSGS,
+			.msg_max = MSG_MAX,
+		};
+
+		ASSERT_EQ(0, sacred_bz_keys_load(self->dir, NR_PROCS, i,
+						 &self->keys[i]));
+		ASSERT_EQ(0, sacred_rmem_create(&ra, &self->rm[i]));
+		na.rm = self->rm[i];
+		na.keys = self->keys[i];
+		ASSERT_EQ(0, sacred_neb_open(&na, &self->n[i]));
+	}
+}
+
+FIXTURE_TEARDOWN(neb)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_PROCS; i++) {
+		sacred_neb_close(self->n[i]);
+		sacred_rmem_destroy(self->rm[i]);
+		sacred_bz_keys_free(self->keys[i]);
+	}
+	for (i = 0; i < NR_MEMS; i++)
+		if (self->have[i])
+			sacred_mem_del(self->ctrl, self->mem[i].id);
+	sacred_ctrl_close(self->ctrl);
+	if (self->dir[0])
+		sh("rm -rf %s", self->dir);
+}
+
+static int deliver(FIXTURE_DATA(neb) *self, unsigned int q, unsigned int p,
+		   uint64_t k, char *out)
+{
+	size_t len = 0;
+	int ret;
+
+	ret = sacred_neb_deliver(self->n[q], p, k, out, MSG_MAX, &len);
+	if (!ret)
+		out[len < MSG_MAX ? len : MSG_MAX - 1] = '\0';
+	return ret;
+}
+
+TEST_F(neb, keys_sign_and_refuse)
+{
+	uint8_t sig[SACRED_BZ_SIG_LEN];
+	struct sacred_bz_keys *k;
+
+	sacred_bz_sign(self->keys[0], "test", "abc", 3, sig);
+	EXPECT_TRUE(sacred_bz_verify(self->keys[1], 0, "test", "abc", 3,
+				     sig));
+	EXPECT_FALSE(sacred_bz_verify(self->keys[1], 1, "test", "abc", 3,
+				      sig));
+	EXPECT_FALSE(sacred_bz_verify(self->keys[1], 0, "other", "abc", 3,
+				      sig));
+	EXPECT_FALSE(sacred_bz_verify(self->keys[1], 0, "test", "abd", 3,
+				      sig));
+	EXPECT_EQ(-EEXIST, sacred_bz_keygen(self->dir, 0));
+	/* A secret key that is not the public key's: refused. */
+	EXPECT_EQ(0, sh("cp %s/ed25519-1.key %s/ed25519-0.key.x && "
+			"mv %s/ed25519-0.key.x %s/ed25519-0.key",
+			self->dir, self->dir, self->dir, self->dir));
+	EXPECT_EQ(-EINVAL, sacred_bz_keys_load(self->dir, NR_PROCS, 0, &k));
+	EXPECT_EQ(-ENOENT, sacred_bz_keys_load(self->dir, NR_PROCS + 1, 0,
+					       &k));
+}
+
+TEST_F(neb, correct_sender_is_delivered_by_all)
+{
+	char out[MSG_MAX];
+	unsigned int q;
+
+	EXPECT_EQ(-EAGAIN, deliver(self, 1, 0, 0, out));
+	ASSERT_EQ(0, sacred_neb_broadcast(self->n[0], 0, "hello", 6));
+	EXPECT_EQ(-EEXIST, sacred_neb_broadcast(self->n[0], 0, "again", 6));
+	for (q = 0; q < NR_PROCS; q++) {
+		ASSERT_EQ(0, deliver(self, q, 0, 0, out));
+		EXPECT_STREQ("hello", out);
+	}
+	/* The Byzantine process's forged copy of it changes nothing. */
+	ASSERT_EQ(0, sacred_neb_misbehave(self->n[BYZ], SACRED_NEB_FORGE, 1,
+					  0, "forged", 7));
+	ASSERT_EQ(0, sacred_neb_broadcast(self->n[0], 1, "second", 7));
+	for (q = 0; q < BYZ; q++) {
+		ASSERT_EQ(0, deliver(self, q, 0, 1, out));
+		EXPECT_STREQ("second", out);
+	}
+}
+
+TEST_F(neb, equivocation_is_never_delivered_twice)
+{
+	char out0[MSG_MAX], out1[MSG_MAX];
+	int r0, r1;
+
+	ASSERT_EQ(0, sacred_neb_broadcast(self->n[BYZ], 0, "yes", 4));
+	r0 = deliver(self, 0, BYZ, 0, out0);
+	ASSERT_EQ(0, r0);
+	EXPECT_STREQ("yes", out0);
+	/* It says something else to whoever looks next. */
+	ASSERT_EQ(0, sacred_neb_misbehave(self->n[BYZ], SACRED_NEB_EQUIVOCATE,
+					  0, 0, "no", 3));
+	r1 = deliver(self, 1, BYZ, 0, out1);
+	TH_LOG("P1 after the equivocation: %d", r1);
+	EXPECT_EQ(-EPROTO, r1);
+	/* P0 stands by what it delivered. */
+	ASSERT_EQ(0, deliver(self, 0, BYZ, 0, out0));
+	EXPECT_STREQ("yes", out0);
+}
+
+TEST_F(neb, garbage_forgery_and_replay_are_not_messages)
+{
+	char out[MSG_MAX];
+
+	ASSERT_EQ(0, sacred_neb_misbehave(self->n[BYZ], SACRED_NEB_GARBAGE,
+					  1, 0, NULL, 0));
+	EXPECT_EQ(-EAGAIN, deliver(self, 0, BYZ, 1, out));
+	ASSERT_EQ(0, sacred_neb_broadcast(self->n[BYZ], 0, "signed once", 12));
+	ASSERT_EQ(0, sacred_neb_misbehave(self->n[BYZ], SACRED_NEB_REPLAY,
+					  2, 0, NULL, 0));
+	EXPECT_EQ(-EAGAIN, deliver(self, 0, BYZ, 2, out));
+	/* A copy of P1's message 3 that P1 never signed. */
+	ASSERT_EQ(0, sacred_neb_misbehave(self->n[BYZ], SACRED_NEB_FORGE, 3,
+					  1, "P1 says so", 11));
+	EXPECT_EQ(-EAGAIN, deliver(self, 0, 1, 3, out));
+	ASSERT_EQ(0, sacred_neb_broadcast(self->n[1], 3, "P1 really", 10));
+	ASSERT_EQ(0, deliver(self, 0, 1, 3, out));
+	EXPECT_STREQ("P1 really", out);
+}
+
+/* The memory itself refuses a write into another process's region. */
+TEST_F(neb, writing_another_region_is_refused_by_the_memory)
+{
+	uint8_t junk[64];
+	char out[MSG_MAX];
+
+	ASSERT_EQ(0, sacred_neb_broadcast(self->n[0], 0, "mine", 5));
+	memset(junk, 0xa5, sizeof(junk));
+	EXPECT_EQ(-EACCES, sacred_rmem_write(self->rm[BYZ], NEB_BASE + 0, 0,
+					     junk, sizeof(junk), NULL));
+	sacred_rmem_revive(self->rm[BYZ]);
+	ASSERT_EQ(0, deliver(self, 1, 0, 0, out));
+	EXPECT_STREQ("mine", out);
+}
+
+TEST_HARNESS_MAIN
