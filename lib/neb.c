@@ -208,6 +208,12 @@ void sacred_bz_keys_free(struct sacred_bz_keys *keys)
 		sodium_free(keys);	/* zeroes the pages first */
 }
 
+/** sacred_bz_nr_procs() - the number of processes @keys has keys of */
+unsigned int sacred_bz_nr_procs(const struct sacred_bz_keys *keys)
+{
+	return keys->nr_procs;
+}
+
 /** sacred_bz_me() - the process @keys belong to */
 unsigned int sacred_bz_me(const struct sacred_bz_keys *keys)
 {

@@ -1337,6 +1337,9 @@ void sacred_bz_keys_free(struct sacred_bz_keys *keys);
 /** sacred_bz_me() - the process @keys belong to */
 unsigned int sacred_bz_me(const struct sacred_bz_keys *keys);
 
+/** sacred_bz_nr_procs() - the number of processes @keys has keys of */
+unsigned int sacred_bz_nr_procs(const struct sacred_bz_keys *keys);
+
 /** sacred_bz_sign() - sign @msg under @domain: SACRED_BZ_SIG_LEN bytes */
 void sacred_bz_sign(const struct sacred_bz_keys *keys, const char *domain,
 		    const void *msg, size_t len, uint8_t *sig);
@@ -1414,6 +1417,74 @@ enum sacred_neb_misbehave {
  */
 int sacred_neb_misbehave(struct sacred_neb *n, int how, uint64_t k,
 			 unsigned int arg, const void *msg, size_t len);
+
+/*
+ * Cheap Quorum (lib/cq.c): Byzantine consensus's fast path - one round of
+ * writes when all processes are correct - and its panic, which revokes
+ * the leader's write permission for good (revoke-only policy).
+ */
+
+struct sacred_cq;
+
+/* sacred_cq_propose(): the fast path failed; carry @out into the backup. */
+#define SACRED_CQ_PANIC	1
+
+/**
+ * struct sacred_cq_attr - a Cheap Quorum instance
+ * @rm: the replicated memory; must outlive the instance
+ * @keys: the processes' keys (keys->nr_procs processes; process 0 leads)
+ * @base_region: the leader region (revoke-only: process 0 read-write,
+ *	the others read); process i's region is @base_region + 1 + i (swmr,
+ *	i the writer)
+ * @leader_pid: the leader's process id (the target of the panic's revoke)
+ * @value_max: the largest value
+ * @timeout_ms: how long the fast path waits before it panics; 0 means 1000
+ */
+struct sacred_cq_attr {
+	struct sacred_rmem *rm;
+	const struct sacred_bz_keys *keys;
+	uint32_t base_region;
+	uint32_t leader_pid;
+	size_t value_max;
+	int timeout_ms;
+};
+
+/**
+ * struct sacred_cq_stats - what a sacred_cq_propose() took
+ * @round_trips: quorum operations (reads, writes, changePermissions)
+ * @fast: decided on the fast path
+ * @panicked: panicked
+ */
+struct sacred_cq_stats {
+	unsigned int round_trips;
+	bool fast;
+	bool panicked;
+};
+
+/** sacred_cq_open() - join a Cheap Quorum instance */
+int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cq);
+
+/** sacred_cq_close() - free @cq; NULL is ok */
+void sacred_cq_close(struct sacred_cq *cq);
+
+/**
+ * sacred_cq_propose() - propose @v
+ *
+ * Return: 0 decided on the fast path (@out); SACRED_CQ_PANIC: the leader
+ * was revoked, @out is the value to carry into the robust backup; a
+ * negative errno.
+ */
+int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
+		      void *out, size_t max, size_t *out_len);
+
+/**
+ * sacred_cq_lead_value() - the leader writes a signed @v outside the
+ * protocol: test harness for an equivocating leader
+ */
+int sacred_cq_lead_value(struct sacred_cq *cq, const void *v, size_t len);
+
+/** sacred_cq_stats() - counters of the last sacred_cq_propose() */
+void sacred_cq_stats(const struct sacred_cq *cq, struct sacred_cq_stats *st);
 
 #ifdef __cplusplus
 }
