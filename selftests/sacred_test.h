@@ -18,6 +18,17 @@
 #include <grp.h>
 #include <sys/wait.h>
 
+/*
+ * Every test case gets 120 s instead of the harness's 30: the same
+ * programs run again under valgrind in the TCG guest (selftests/run.sh),
+ * where a busy host makes a case ten times slower. Include this header
+ * after kselftest_harness.h.
+ */
+#ifdef TEST_TIMEOUT_DEFAULT
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 120
+#endif
+
 /* Run a shell command quietly; returns its exit status or -1. */
 static inline int sh(const char *fmt, ...)
 {
