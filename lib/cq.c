@@ -25,8 +25,9 @@
  *      is there; copy (v, leader's signature, own signature) into own
  *      slot 0;
  *   3. read every process's slot 0 until all n hold valid copies of the
- *      same value: decide it (the fast path; 3 round trips for the
- *      leader, from its write to its last read, when everyone is there).
+ *      same value: decide it (the fast path: for the leader its write,
+ *      one read of the leader region, its copy and n copy reads - n + 3
+ *      quorum round trips, one after the other, when everyone is there).
  *   Panic - on a timeout, a copy of another validly signed value (the
  *   leader equivocated), or another process's panic: revoke the leader's
  *   write permission on the leader region (changePermission, access 0,
@@ -71,6 +72,9 @@
  * @buf: one being read
  * @signed_buf: the bytes a signature covers
  * @stats: counters of the last propose
+ * @copied: this process copied (or tried to copy) a leader's value
+ * @copy: that value
+ * @copy_len: its bytes
  */
 struct sacred_cq {
 	struct sacred_cq_attr a;
@@ -79,6 +83,9 @@ struct sacred_cq {
 	struct sacred_slots *procs[SACRED_BZ_MAX_PROCS];
 	uint8_t *rec, *buf, *signed_buf;
 	struct sacred_cq_stats stats;
+	bool copied;
+	uint8_t *copy;
+	size_t copy_len;
 };
 
 struct cq_rec {
@@ -201,7 +208,8 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 	cq->rec = malloc(rec);
 	cq->buf = malloc(rec);
 	cq->signed_buf = malloc(4 + SACRED_BZ_SIG_LEN + attr->value_max);
-	if (!cq->rec || !cq->buf || !cq->signed_buf)
+	cq->copy = malloc(attr->value_max + 1);
+	if (!cq->rec || !cq->buf || !cq->signed_buf || !cq->copy)
 		goto err;
 	ret = sacred_slots_open(attr->rm, attr->base_region, rec, 1, 0,
 				&cq->leader);
@@ -238,6 +246,7 @@ void sacred_cq_close(struct sacred_cq *cq)
 	free(cq->rec);
 	free(cq->buf);
 	free(cq->signed_buf);
+	free(cq->copy);
 	free(cq);
 }
 
@@ -282,7 +291,12 @@ static int cq_panic(struct sacred_cq *cq, const void *v, size_t len,
 	cq->stats.round_trips++;
 	ret = sacred_rmem_change_perm(cq->a.rm, &req, NULL);
 	sacred_rmem_revive(cq->a.rm);
-	if (ret && ret != -EPERM)	/* refused: revoked already */
+	/*
+	 * A repeated revoke is accepted; -EPERM means the leader region is
+	 * not revoke-only (or this process no member): the leader keeps
+	 * write, so there is nothing safe to carry on with.
+	 */
+	if (ret)
 		return ret;
 
 	n = cq_signed(cq, "panic", 5, NULL, 0);
@@ -294,11 +308,18 @@ static int cq_panic(struct sacred_cq *cq, const void *v, size_t len,
 	if (ret)
 		return ret;
 
-	/* Own copy first: a fast-path decision was copied by everyone. */
-	ret = sacred_slots_read(cq->procs[cq->me], 0, cq->buf,
-				CQ_HDR + cq->a.value_max, &view);
-	if (!ret && cq_parse(cq, cq->buf, view.len, &r) &&
-	    cq_copy_ok(cq, cq->me, &r)) {
+	/*
+	 * Own copy first: a fast-path decision was copied by everyone. What
+	 * we tried to copy counts even if the write failed: it may have
+	 * landed where someone else saw it.
+	 */
+	if (cq->copied) {
+		carry = cq->copy;
+		carry_len = cq->copy_len;
+	} else if (!sacred_slots_read(cq->procs[cq->me], 0, cq->buf,
+				      CQ_HDR + cq->a.value_max, &view) &&
+		   cq_parse(cq, cq->buf, view.len, &r) &&
+		   cq_copy_ok(cq, cq->me, &r)) {
 		carry = r.val;
 		carry_len = r.len;
 	} else if (!cq_read_leader(cq, &r)) {
@@ -355,15 +376,17 @@ static bool cq_someone_panicked(struct sacred_cq *cq)
 int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 		      void *out, size_t max, size_t *out_len)
 {
-	unsigned int p, nr = sacred_bz_nr_procs(cq->a.keys), same;
-	uint64_t deadline = cq_now_ms() + cq->a.timeout_ms;
 	struct sacred_cell_view view;
+	unsigned int p, nr, same;
 	struct cq_rec lr, r;
+	uint64_t deadline;
 	size_t n;
 	int ret;
 
 	if (!cq || (!v && len) || !out_len || (!out && max))
 		return -EINVAL;
+	nr = sacred_bz_nr_procs(cq->a.keys);
+	deadline = cq_now_ms() + cq->a.timeout_ms;
 	if (len > cq->a.value_max)
 		return -EMSGSIZE;
 	memset(&cq->stats, 0, sizeof(cq->stats));
@@ -389,6 +412,9 @@ int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 		usleep(1000);
 	}
 	n = cq_build(cq, lr.val, lr.len, lr.lsig, true);
+	memcpy(cq->copy, lr.val, lr.len);
+	cq->copy_len = lr.len;
+	cq->copied = true;
 	cq->stats.round_trips++;
 	ret = sacred_slots_write(cq->procs[cq->me], 0, cq->rec, n);
 	if (ret)
@@ -440,8 +466,10 @@ int sacred_cq_lead_value(struct sacred_cq *cq, const void *v, size_t len)
 {
 	size_t n;
 
-	if (!cq || (!v && len) || len > cq->a.value_max)
+	if (!cq || (!v && len))
 		return -EINVAL;
+	if (len > cq->a.value_max)
+		return -EMSGSIZE;
 	if (cq->me != 0)
 		return -EPERM;
 	n = cq_build(cq, v, len, NULL, false);

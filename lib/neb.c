@@ -9,8 +9,8 @@
  *
  * Keys: process i's key pair lives in DIR/ed25519-i.key (secret, 0600)
  * and DIR/ed25519-i.pub; a process loads its own secret key and every
- * public key. Signatures are Ed25519 over a domain-separated message; no
- * cryptography is done here but libsodium's.
+ * public key. Signatures are Ed25519ph (pre-hashed) over a
+ * domain-separated message; no cryptography is done here but libsodium's.
  *
  * Non-equivocating broadcast: process i owns region base + i on every
  * memory of a replicated memory, with policy swmr - the memory refuses
@@ -116,7 +116,8 @@ static int bz_read_file(const char *path, void *data, size_t len)
  * Writes DIR/ed25519-I.key (mode 0600) and DIR/ed25519-I.pub; refuses to
  * overwrite either.
  *
- * Return: 0; -EEXIST; -EIO when libsodium cannot start; another errno.
+ * Return: 0; -EINVAL (@i beyond SACRED_BZ_MAX_PROCS); -EEXIST; -EIO when
+ * libsodium cannot start; -ENAMETOOLONG; another errno.
  */
 int sacred_bz_keygen(const char *dir, unsigned int i)
 {
@@ -124,7 +125,7 @@ int sacred_bz_keygen(const char *dir, unsigned int i)
 	char path[4096];
 	int ret;
 
-	if (!dir)
+	if (!dir || i >= SACRED_BZ_MAX_PROCS)
 		return -EINVAL;
 	if (sodium_init() < 0)
 		return -EIO;
@@ -154,8 +155,9 @@ int sacred_bz_keygen(const char *dir, unsigned int i)
  * @keysp: on success, the keys (free with sacred_bz_keys_free())
  *
  * Return: 0; -EINVAL (bad arguments, a key file of the wrong size, a
- * secret key that does not match its public key); -ENOENT; -ENOMEM;
- * another errno.
+ * secret key whose public half is not the public key's); -ENOENT;
+ * -ENOMEM; -EIO when libsodium cannot start; -ENAMETOOLONG; another
+ * errno.
  */
 int sacred_bz_keys_load(const char *dir, unsigned int nr_procs,
 			unsigned int me, struct sacred_bz_keys **keysp)
@@ -451,8 +453,10 @@ void sacred_neb_close(struct sacred_neb *n)
  * @msg: the message
  * @len: its bytes, at most msg_max
  *
- * Return: 0 once a quorum of memories holds it; -EEXIST when message @k
- * was broadcast already; -EINVAL, -EMSGSIZE; replicated-memory errors.
+ * Return: 0 once a quorum of memories holds it (again: the same message
+ * a second time completes a broadcast that failed); -EEXIST when another
+ * message @k was broadcast already; -EINVAL, -EMSGSIZE; replicated-memory
+ * errors.
  */
 int sacred_neb_broadcast(struct sacred_neb *n, uint64_t k, const void *msg,
 			 size_t len)
@@ -467,10 +471,24 @@ int sacred_neb_broadcast(struct sacred_neb *n, uint64_t k, const void *msg,
 		return -EINVAL;
 	if (len > n->msg_max)
 		return -EMSGSIZE;
+	/*
+	 * Broadcast once. A broadcast that failed (no quorum) may have left
+	 * its record on some memories: the same message again completes it;
+	 * another one would be equivocation, and is refused.
+	 */
 	ret = sacred_slots_read(own, (unsigned int)k, n->seen, n->rec_size,
 				&v);
-	if (ret != -ENODATA)
-		return ret ? ret : -EEXIST;
+	if (ret && ret != -ENODATA && ret != -ENOSPC)
+		return ret;
+	if (!ret) {
+		struct neb_rec r;
+
+		if (!neb_parse(n, n->seen, v.len, &r) || r.len != len ||
+		    memcmp(r.msg, msg, len))
+			return -EEXIST;
+		return sacred_slots_write(own, (unsigned int)k, n->seen,
+					  v.len);
+	}
 
 	neb_header(n->rec, keys->me, k, (uint32_t)len);
 	memcpy(n->rec + NEB_HDR, msg, len);
@@ -516,7 +534,8 @@ int sacred_neb_deliver(struct sacred_neb *n, unsigned int p, uint64_t k,
 	    r.sender != p || r.k != k || !neb_sig_ok(n, &r)) {
 		ret = sacred_slots_read(n->regions[p], (unsigned int)k,
 					n->seen, n->rec_size, &v);
-		if (ret == -ENODATA)
+		/* Nothing, or more than a message can be: not a message. */
+		if (ret == -ENODATA || ret == -ENOSPC)
 			return -EAGAIN;
 		if (ret)
 			return ret;
@@ -535,7 +554,8 @@ int sacred_neb_deliver(struct sacred_neb *n, unsigned int p, uint64_t k,
 			continue;
 		ret = sacred_slots_read(n->regions[q], slot, n->other,
 					n->rec_size, &v);
-		if (ret == -ENODATA)
+		/* q copied nothing, or junk too long to be a record. */
+		if (ret == -ENODATA || ret == -ENOSPC)
 			continue;
 		if (ret)
 			return ret;
@@ -582,8 +602,10 @@ int sacred_neb_misbehave(struct sacred_neb *n, int how, uint64_t k,
 	struct sacred_cell_view v;
 	int ret;
 
-	if (k >= n->nr_msgs || len > n->msg_max || (!msg && len))
+	if (k >= n->nr_msgs || (!msg && len))
 		return -EINVAL;
+	if (len > n->msg_max)
+		return -EMSGSIZE;
 	switch (how) {
 	case SACRED_NEB_EQUIVOCATE:
 		neb_header(n->rec, n->keys->me, k, (uint32_t)len);

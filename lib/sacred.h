@@ -1358,7 +1358,7 @@ struct sacred_neb;
  * @base_region: process i owns region @base_region + i on every memory:
  *	policy swmr, i the writer, the others readers; each holds
  *	nr_msgs * (nr_procs + 1) slots of two cells of
- *	(msg_max + 120) bytes, rounded up to 8
+ *	(msg_max + 112) bytes, rounded up to 8
  * @nr_msgs: messages each process may broadcast
  * @msg_max: the largest message
  */
@@ -1380,8 +1380,9 @@ void sacred_neb_close(struct sacred_neb *n);
 /**
  * sacred_neb_broadcast() - sign and publish message @k
  *
- * Return: 0; -EEXIST (message @k was broadcast already); -EMSGSIZE,
- * -EINVAL; replicated-memory errors.
+ * Return: 0 (the same message again completes a failed broadcast);
+ * -EEXIST (another message @k was broadcast); -EMSGSIZE, -EINVAL;
+ * replicated-memory errors.
  */
 int sacred_neb_broadcast(struct sacred_neb *n, uint64_t k, const void *msg,
 			 size_t len);
