@@ -374,7 +374,8 @@ TEST_F(log, leader_crash_fail_over)
 			TH_LOG("P%u led: first commit %llu ms after the crash",
 			       i, (unsigned long long)
 			       (self->p[i].first_commit_ms - t_crash));
-	EXPECT_NE(0, self->p[1].first_commit_ms);
+	/* P1 normally; P2 if it suspected P1 too (a busy host). */
+	EXPECT_TRUE(self->p[1].first_commit_ms || self->p[2].first_commit_ms);
 	/* P0's committed entries count: compare against its record. */
 	EXPECT_TRUE(history_ok(_metadata, self, 6));
 	for (i = 0; i < self->p[0].nr_mine; i++) {
