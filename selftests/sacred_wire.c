@@ -172,6 +172,40 @@ static int raw_reply(struct raw *raw, struct sacred_wire_reply *rep)
 	return le32toh(rep->status);
 }
 
+/*
+ * One RDMA WRITE of @len bytes at region offset 0 with key @rkey; 0, or
+ * -EIO when the memory refused it (the connection is dead then).
+ */
+static int raw_write(struct raw *raw, uint32_t rkey, const void *buf,
+		     size_t len)
+{
+	struct ibv_wc wc;
+
+	memcpy(raw->sbuf[1], buf, len);
+	if (rdma_post_write(raw->id, NULL, raw->sbuf[1], len, raw->smr, 0, 0,
+			    rkey))
+		return -errno;
+	if (rdma_get_send_comp(raw->id, &wc) <= 0)
+		return -errno;
+	return wc.status == IBV_WC_SUCCESS ? 0 : -EIO;
+}
+
+/* Connect again as @pid after a dead connection (let it be released). */
+static int raw_reconnect(FIXTURE_DATA(wire) *self, uint32_t pid)
+{
+	int i, ret = -1;
+
+	raw_close(&self->raw);
+	for (i = 0; i < 100 && ret; i++) {
+		ret = raw_connect_ok(self, pid);
+		if (ret) {
+			raw_close(&self->raw);
+			usleep(20000);
+		}
+	}
+	return ret;
+}
+
 static struct sacred_wire_req attach_req(uint32_t region, uint32_t cookie)
 {
 	struct sacred_wire_req req = {
@@ -354,6 +388,89 @@ TEST_F(wire, instance_down_and_up_keeps_regions)
 	ASSERT_EQ(0, sacred_conn_reconnect(c));
 	EXPECT_EQ(0, sacred_read(c, self->region, 0, &v, sizeof(v)));
 	sacred_conn_destroy(c);
+}
+
+/* The rkey a raw connection of process @pid gets for the region. */
+static int raw_attach(FIXTURE_DATA(wire) *self, uint32_t *rkey)
+{
+	struct sacred_wire_req req = attach_req(self->region, 42);
+	struct sacred_wire_reply rep;
+	int ret;
+
+	ret = raw_send(&self->raw, &req, sizeof(req));
+	if (!ret)
+		ret = raw_reply(&self->raw, &rep);
+	*rkey = le32toh(rep.rkey);
+	return ret;
+}
+
+/*
+ * Keys are worth nothing on another process's connection, nor once
+ * revoked: a stolen key, guessed keys and a stale key all fail, and the
+ * region never changes.
+ */
+TEST_F(wire, stolen_guessed_and_stale_rkeys_are_refused)
+{
+	struct sacred_acl_entry acl[2] = {
+		{ .process_id = 7, .access = SACRED_ACCESS_READ },
+		{ .process_id = 8,
+		  .access = SACRED_ACCESS_READ | SACRED_ACCESS_WRITE },
+	};
+	struct sacred_conn_attr ca = {
+		.addr = (struct sockaddr *)&self->mem.addr,
+		.process_id = 9,
+	};
+	uint64_t good = 0x600d, bad = 0xbad, back;
+	uint32_t rkey8, rkey7, stale, guess;
+	struct sacred_acl_entry watcher = { .process_id = 9,
+					    .access = SACRED_ACCESS_READ };
+	struct sacred_acl_entry all[3];
+	struct sacred_conn *w;
+	unsigned int i;
+
+	all[0] = acl[0];
+	all[1] = acl[1];
+	all[2] = watcher;
+	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id,
+					   self->region, all, 3));
+	ASSERT_EQ(0, sacred_conn_create(&ca, &w));
+	ASSERT_EQ(0, sacred_attach(w, self->region, NULL));
+
+	/* Process 8 writes with its own key. */
+	ASSERT_EQ(0, raw_connect_ok(self, 8));
+	ASSERT_EQ(SACRED_ST_OK, raw_attach(self, &rkey8));
+	ASSERT_EQ(0, raw_write(&self->raw, rkey8, &good, sizeof(good)));
+	raw_close(&self->raw);
+
+	/* Process 7 (reader) with 8's key: refused. */
+	ASSERT_EQ(0, raw_reconnect(self, 7));
+	ASSERT_EQ(SACRED_ST_OK, raw_attach(self, &rkey7));
+	EXPECT_NE(rkey7, rkey8);
+	EXPECT_EQ(-EIO, raw_write(&self->raw, rkey8, &bad, sizeof(bad)));
+
+	/* Guesses around both keys and at random: refused. */
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(0, raw_reconnect(self, 7));
+		guess = i < 4 ? rkey8 + i - 2 : (uint32_t)random();
+		if (guess == rkey7)
+			continue;
+		EXPECT_EQ(-EIO, raw_write(&self->raw, guess, &bad,
+					  sizeof(bad)));
+	}
+
+	/* 8's key after the admin took write from it: stale, refused. */
+	ASSERT_EQ(0, raw_reconnect(self, 8));
+	ASSERT_EQ(SACRED_ST_OK, raw_attach(self, &stale));
+	all[1].access = SACRED_ACCESS_READ;
+	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id,
+					   self->region, all, 3));
+	/* (Its connection was fenced: a write there waits out retries.) */
+	ASSERT_EQ(0, raw_reconnect(self, 8));
+	EXPECT_EQ(-EIO, raw_write(&self->raw, stale, &bad, sizeof(bad)));
+
+	ASSERT_EQ(0, sacred_read(w, self->region, 0, &back, sizeof(back)));
+	EXPECT_EQ(good, back);
+	sacred_conn_destroy(w);
 }
 
 TEST_HARNESS_MAIN
