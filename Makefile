@@ -131,8 +131,9 @@ examples/%: examples/%.c lib/libsacred.a
 bench/%: bench/%.c lib/libsacred.a
 	$(CC) $(CFLAGS) -o $@ $< lib/libsacred.a $(LDLIBS) -lpthread
 
-# Benchmarks run in the VM, one run, side by side; the report lands in
-# bench/results/ (see bench/README.md).
+# Benchmarks run in the VM, one run, side by side; the reports land in
+# bench/results/ (see bench/README.md), and scripts/bench-report puts
+# sacred's switch next to the userspace ones in report.md and switch.png.
 bench:
 	scripts/deps
 	$(MAKE) all
@@ -141,7 +142,11 @@ bench:
 		bench/permswitch $(BENCH_ARGS) > bench/results/permswitch.md
 	scripts/vm-run -q $(if $(KVER),--kver $(KVER)) --module kmod/sacred.ko -- \
 		bench/agreement $(AGREEMENT_ARGS) > bench/results/agreement.md
-	@cat bench/results/permswitch.md bench/results/agreement.md
+	scripts/vm-run -q $(if $(KVER),--kver $(KVER)) --module kmod/sacred.ko -- \
+		bench/userswitch $(BENCH_ARGS) > bench/results/userswitch.md
+	scripts/bench-report
+	@cat bench/results/permswitch.md bench/results/agreement.md \
+		bench/results/userswitch.md bench/results/report.md
 
 # check, demo and bench install what is missing first (as root; a no-op
 # when everything is there), then build in a fresh make, which sees the

@@ -52,8 +52,8 @@
  * completion events, as sacred's kernel side is woken by its CQ.
  *
  * Run inside the VM rig: make bench. Options: -n SAMPLES (default 200),
- * -s SIZES (comma list, default 4k,64k,1m,16m,256m), -v (progress on
- * stderr). Environment:
+ * -s SIZES (comma list, default 4k,64k,1m,16m,256m), -p (the memory host
+ * polls 1 ms before it sleeps), -v (progress on stderr). Environment:
  * SACRED_BENCH_DEV (title only, default rxe0), SACRED_BENCH_ADDR (default
  * 192.0.2.1).
  */
@@ -83,6 +83,7 @@
 #define TIMEOUT_MS	30000
 #define CQ_DEPTH	256
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define NSERIES		5	/* sample series: struct bench */
 
 static bool verbose;
 
@@ -233,7 +234,8 @@ struct mconn {
 struct memhost {
 	struct rdma_cm_id *listen;
 	struct ibv_comp_channel *ch;
-	struct ibv_cq *cq;	/* all QPs, sends and receives */
+	struct ibv_cq *cq;	/* all QPs' receives: requests wake the thread */
+	struct ibv_cq *scq;	/* all QPs' sends: drained, never waited for */
 	struct ibv_pd *pd[NW];
 	struct msg msgs[NW][NRECV + 1];	/* NRECV receives, then the reply */
 	struct ibv_mr *msg_mr[NW];
@@ -243,6 +245,7 @@ struct memhost {
 	struct ibv_mr *mr[NW];	/* each writer's MR over the region */
 	int mr_access[NW];
 	atomic_bool stop;	/* the client gave up: leave any wait */
+	bool spin;		/* -p: poll 1 ms before sleeping */
 	int err;
 };
 
@@ -269,17 +272,25 @@ static int mh_post_recvs(struct memhost *mh, struct rdma_cm_id *id, int w)
 }
 
 /*
- * Wait for the next completion on the shared CQ, asleep on its channel
+ * Wait for the next completion on the receive CQ, asleep on its channel
  * (the memory host is woken by the request, as sacred's kernel side is),
  * in 100 ms slices so that a client that gave up can stop the thread.
+ * With -p it first polls for up to 1 ms, as the requester does - what a
+ * memory host that may burn a core (Mu's replicas poll) would gain.
  */
 static int mh_wait(struct memhost *mh, struct ibv_wc *wc)
 {
 	struct pollfd pfd = { .fd = mh->ch->fd, .events = POLLIN };
+	double deadline = now_us() + SPIN_US;
 	struct ibv_cq *ev_cq;
 	void *ctx;
 	int n;
 
+	while (mh->spin && now_us() < deadline) {
+		n = ibv_poll_cq(mh->cq, 1, wc);
+		if (n)
+			return n < 0 ? -EIO : 0;
+	}
 	for (;;) {
 		n = ibv_poll_cq(mh->cq, 1, wc);
 		if (n)
@@ -303,16 +314,16 @@ static int mh_wait(struct memhost *mh, struct ibv_wc *wc)
 }
 
 /*
- * Accept writer w's (next) connection: a QP in w's PD on the shared CQ,
+ * Accept writer w's (next) connection: a QP in w's PD on the shared CQs,
  * with w's current access set while it is still in INIT - before it can
  * take a packet - and the receives posted before the accept. A connection
  * w had before (broken by a refused write) is released after the new one
- * is up; the flushes of its receives reach the shared CQ and are ignored.
+ * is up; the flushes of its receives reach the receive CQ and are ignored.
  */
 static int accept_writer(struct memhost *mh, int w)
 {
 	struct ibv_qp_init_attr attr = {
-		.send_cq = mh->cq,
+		.send_cq = mh->scq,
 		.recv_cq = mh->cq,
 		.cap = { .max_send_wr = 8, .max_recv_wr = NRECV,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
@@ -548,6 +559,19 @@ static void handle(struct memhost *mh, int w, const struct msg *req,
 	rep->rkey = mh->mr[w] ? mh->mr[w]->rkey : 0;
 }
 
+/*
+ * The replies' completions go to a CQ of their own that nobody sleeps on:
+ * a wake-up per reply would cost the thread as much as the request's.
+ * It is drained as requests come, so that it never fills.
+ */
+static void drain_sends(struct memhost *mh)
+{
+	struct ibv_wc wc[16];
+
+	while (ibv_poll_cq(mh->scq, 16, wc) > 0)
+		;
+}
+
 static int serve(struct memhost *mh)
 {
 	struct msg req, *rep;
@@ -559,10 +583,8 @@ static int serve(struct memhost *mh)
 		ret = mh_wait(mh, &wc);
 		if (ret)
 			return ret;
-		/*
-		 * Send completions carry nothing to answer, nor do the
-		 * flushes of a QP that a refused write broke.
-		 */
+		drain_sends(mh);
+		/* The flushes of a QP that a refused write broke. */
 		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV)
 			continue;
 		w = wc.wr_id >> 8;
@@ -626,6 +648,8 @@ static void memhost_fini(struct memhost *mh)
 		if (mh->pd[w])
 			ibv_dealloc_pd(mh->pd[w]);
 	}
+	if (mh->scq)
+		ibv_destroy_cq(mh->scq);
 	if (mh->cq)
 		ibv_destroy_cq(mh->cq);
 	if (mh->ch)
@@ -666,6 +690,9 @@ static int memhost_init(struct memhost *mh, const char *host)
 		goto err;
 	mh->cq = ibv_create_cq(verbs, CQ_DEPTH, NULL, mh->ch, 0);
 	if (!mh->cq)
+		goto err;
+	mh->scq = ibv_create_cq(verbs, CQ_DEPTH, NULL, NULL, 0);
+	if (!mh->scq)
 		goto err;
 	for (w = 0; w < NW; w++) {
 		mh->pd[w] = ibv_alloc_pd(verbs);
@@ -870,13 +897,19 @@ struct bench {
 	struct client cl;
 	int n;
 	int owner;		/* the writer that may write now */
-	double *v[4];		/* one series per row a phase prints */
+	/*
+	 * Samples: the memory host's time (or a phase's one series), the
+	 * requester's round trip, the revoked writer's cost afterwards, and
+	 * the round trip's two legs apart from the change.
+	 */
+	double *v[NSERIES];
 	char size[32];
-	/* Per size: the medians of a modify_qp + RTT's three legs. */
+	/* Per mechanism and size: the medians of a switch's three legs. */
 	struct {
+		const char *mech;
 		char size[32];
 		double in, change, out;
-	} legs[16];
+	} legs[64];
 	int nlegs;
 	int refused, revoked_writes;
 	int rereg_err;		/* errno of an unsupported ibv_rereg_mr */
@@ -941,6 +974,52 @@ static void sample(struct bench *b, int i, double a, double c)
 	b->v[1][i - WARMUP] = c;
 }
 
+/*
+ * Round i of a switch phase: the writer without write asks for it with
+ * op, taking it from the owner, then writes - with the key of the reply -
+ * to show that the grant took effect. Samples the memory host's time, the
+ * round trip, and the round trip's legs: both threads read one clock, so
+ * the request's way until the memory host thread runs with it and the
+ * reply's way back can be told from the change itself.
+ */
+static int timed_switch(struct bench *b, int i, enum op op, const char *what)
+{
+	int g = 1 - b->owner, ret;
+	struct msg rep;
+	double t0, t;
+
+	t0 = now_us();
+	ret = call(b, g, op, b->owner, 0, &rep, &t);
+	if (ret)
+		return fail(what, ret);
+	b->owner = g;
+	ret = write8(&b->cl, g, NULL);
+	if (ret)
+		return fail("write after the grant", ret);
+	sample(b, i, rep.local_us, t);
+	if (i >= WARMUP) {
+		b->v[3][i - WARMUP] = rep.t_in - t0;
+		b->v[4][i - WARMUP] = t0 + t - rep.t_out;
+	}
+	return 0;
+}
+
+/* Print a switch phase's two rows and keep the medians of its legs. */
+static void switch_rows(struct bench *b, const char *mech,
+			const char *local, const char *rtt)
+{
+	row(b, local, b->v[0]);
+	row(b, rtt, b->v[1]);
+	if (b->nlegs >= (int)ARRAY_SIZE(b->legs))
+		return;
+	b->legs[b->nlegs].mech = mech;
+	strcpy(b->legs[b->nlegs].size, b->size);
+	b->legs[b->nlegs].change = summarize(b->v[0], b->n).med;
+	b->legs[b->nlegs].in = summarize(b->v[3], b->n).med;
+	b->legs[b->nlegs].out = summarize(b->v[4], b->n).med;
+	b->nlegs++;
+}
+
 static int phase_floor(struct bench *b)
 {
 	struct msg rep;
@@ -967,43 +1046,16 @@ static int phase_floor(struct bench *b)
 
 static int phase_modqp(struct bench *b)
 {
-	struct msg rep;
-	int i, g, ret;
-	double t;
+	int i, ret;
 
 	trace("phase modqp\n");
 	for (i = 0; i < WARMUP + b->n; i++) {
-		double t0 = now_us();
-
-		g = 1 - b->owner;
-		ret = call(b, g, OP_MODQP, b->owner, 0, &rep, &t);
+		ret = timed_switch(b, i, OP_MODQP, "modify_qp switch");
 		if (ret)
-			return fail("modify_qp switch", ret);
-		b->owner = g;
-		/* The new writer writes: the grant took effect. */
-		ret = write8(&b->cl, g, NULL);
-		if (ret)
-			return fail("write after modify_qp grant", ret);
-		sample(b, i, rep.local_us, t);
-		/*
-		 * Both threads read one clock: the request's way to the
-		 * memory host (until its thread runs) and the reply's way
-		 * back, apart from the change itself.
-		 */
-		if (i >= WARMUP) {
-			b->v[2][i - WARMUP] = rep.t_in - t0;
-			b->v[3][i - WARMUP] = t0 + t - rep.t_out;
-		}
+			return ret;
 	}
-	row(b, "modify_qp revoke+grant (local)", b->v[0]);
-	row(b, "modify_qp revoke+grant + RTT", b->v[1]);
-	if (b->nlegs < (int)ARRAY_SIZE(b->legs)) {
-		strcpy(b->legs[b->nlegs].size, b->size);
-		b->legs[b->nlegs].change = summarize(b->v[0], b->n).med;
-		b->legs[b->nlegs].in = summarize(b->v[2], b->n).med;
-		b->legs[b->nlegs].out = summarize(b->v[3], b->n).med;
-		b->nlegs++;
-	}
+	switch_rows(b, "modify_qp", "modify_qp revoke+grant (local)",
+		    "modify_qp revoke+grant + RTT");
 	return 0;
 }
 
@@ -1057,36 +1109,29 @@ static int phase_reconnect(struct bench *b)
 
 static int phase_cycle(struct bench *b)
 {
-	int i, g, r, ret;
 	struct msg rep;
 	double t0, t;
+	int i, ret;
 
 	trace("phase cycle\n");
 	for (i = 0; i < WARMUP + b->n; i++) {
-		g = 1 - b->owner;
-		r = b->owner;
-		ret = call(b, g, OP_CYCLE, r, 0, &rep, &t);
+		ret = timed_switch(b, i, OP_CYCLE, "QP cycle switch");
 		if (ret)
-			return fail("QP cycle switch", ret);
-		b->owner = g;
-		ret = write8(&b->cl, g, NULL);
-		if (ret)
-			return fail("write after QP cycle grant", ret);
-		sample(b, i, rep.local_us, t);
+			return ret;
 		/*
 		 * The revoked writer's next request (it asks for write in
 		 * the next round) proves the re-sync.
 		 */
 		t0 = now_us();
-		ret = client_resync(&b->cl, r);
+		ret = client_resync(&b->cl, 1 - b->owner);
 		t = now_us() - t0;
 		if (ret)
 			return fail("QP re-sync", ret);
 		if (i >= WARMUP)
 			b->v[2][i - WARMUP] = t;
 	}
-	row(b, "QP cycle revoke + grant (local)", b->v[0]);
-	row(b, "QP cycle revoke + grant + RTT", b->v[1]);
+	switch_rows(b, "QP cycle", "QP cycle revoke + grant (local)",
+		    "QP cycle revoke + grant + RTT");
 	ret = call(b, 1 - b->owner, OP_NOP, b->owner, 0, &rep, NULL);
 	if (ret)
 		return fail("request after QP re-sync", ret);
@@ -1097,60 +1142,51 @@ static int phase_cycle(struct bench *b)
 static int phase_mr(struct bench *b)
 {
 	struct msg rep;
-	int i, g, ret;
-	double t;
+	int i, ret;
 
 	trace("phase mr\n");
 	ret = call(b, b->owner, OP_OWNER, 1 - b->owner, MECH_MR, &rep, NULL);
 	if (ret)
 		return fail("MR setup", ret);
 	for (i = 0; i < WARMUP + b->n; i++) {
-		g = 1 - b->owner;
-		ret = call(b, g, OP_MR, b->owner, 0, &rep, &t);
+		ret = timed_switch(b, i, OP_MR, "dereg+reg switch");
 		if (ret)
-			return fail("dereg+reg switch", ret);
-		b->owner = g;
-		/* With the key from the reply. */
-		ret = write8(&b->cl, g, NULL);
-		if (ret)
-			return fail("write after dereg+reg grant", ret);
-		sample(b, i, rep.local_us, t);
+			return ret;
 	}
-	row(b, "dereg+reg revoke+grant (local)", b->v[0]);
-	row(b, "dereg+reg revoke+grant + RTT", b->v[1]);
+	switch_rows(b, "dereg+reg", "dereg+reg revoke+grant (local)",
+		    "dereg+reg revoke+grant + RTT");
 	return 0;
 }
 
+/*
+ * One attempt first: where the device says no, that is the result, and
+ * the MRs are as they were (mh_rereg() replaced one the call spoilt).
+ */
 static int phase_rereg(struct bench *b)
 {
-	struct msg req = { .op = OP_REREG }, rep;
-	int i, g, ret;
-	double t;
+	struct msg req = { .op = OP_REREG, .grant = 1 - b->owner,
+			   .revoke = b->owner }, rep;
+	int i, ret;
 
 	trace("phase rereg\n");
-	for (i = 0; i < WARMUP + b->n; i++) {
-		g = 1 - b->owner;
-		req.grant = g;
-		req.revoke = b->owner;
-		ret = request(&b->cl, g, &req, &rep, &t);
-		if (ret)
-			return fail("rereg request", ret);
-		if (rep.status) {
-			/* The device said no: that is the result. */
-			b->rereg_err = -rep.status;
-			b->rereg_code = rep.arg;
-			printf("| rereg_mr revoke+grant + RTT | %s | - | unsupported (%s) | - | 0 |\n",
-			       b->size, strerrorname_np(b->rereg_err) ?: "?");
-			return 0;
-		}
-		b->owner = g;
-		ret = write8(&b->cl, g, NULL);
-		if (ret)
-			return fail("write after rereg grant", ret);
-		sample(b, i, rep.local_us, t);
+	ret = request(&b->cl, req.grant, &req, &rep, NULL);
+	if (ret)
+		return fail("rereg request", ret);
+	if (rep.status) {
+		b->rereg_err = -rep.status;
+		b->rereg_code = rep.arg;
+		printf("| rereg_mr revoke+grant + RTT | %s | - | unsupported (%s) | - | 0 |\n",
+		       b->size, strerrorname_np(b->rereg_err) ?: "?");
+		return 0;
 	}
-	row(b, "rereg_mr revoke+grant (local)", b->v[0]);
-	row(b, "rereg_mr revoke+grant + RTT", b->v[1]);
+	b->owner = req.grant;
+	for (i = 0; i < WARMUP + b->n; i++) {
+		ret = timed_switch(b, i, OP_REREG, "rereg_mr switch");
+		if (ret)
+			return ret;
+	}
+	switch_rows(b, "rereg_mr", "rereg_mr revoke+grant (local)",
+		    "rereg_mr revoke+grant + RTT");
 	return 0;
 }
 
@@ -1245,8 +1281,11 @@ int main(int argc, char **argv)
 	struct msg rep;
 	pthread_t th;
 
-	while ((opt = getopt(argc, argv, "n:s:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:pvh")) != -1) {
 		switch (opt) {
+		case 'p':
+			mh.spin = true;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -1257,7 +1296,7 @@ int main(int argc, char **argv)
 			sizes = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: userswitch [-n SAMPLES] [-s SIZES] [-v]\n");
+			fprintf(stderr, "usage: userswitch [-n SAMPLES] [-s SIZES] [-p] [-v]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -1268,7 +1307,7 @@ int main(int argc, char **argv)
 	dev = getenv("SACRED_BENCH_DEV") ?: "rxe0";
 	host = getenv("SACRED_BENCH_ADDR") ?: "192.0.2.1";
 	b.n = n;
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < NSERIES; i++) {
 		b.v[i] = calloc(n, sizeof(double));
 		if (!b.v[i]) {
 			ret = -ENOMEM;
@@ -1299,8 +1338,9 @@ int main(int argc, char **argv)
 	}
 
 	printf("# Userspace permission switches, one run on %s\n\n", dev);
-	printf("Microseconds. A switch takes write from one writer and gives it to the other (a leader change). \"+ RTT\" rows are client-observed: the requester's SEND, the memory host's change, its reply (the requester spins 1 ms, then sleeps on the completion channel, as libsacred does; the memory host thread sleeps on completion events). \"(local)\" rows are the memory host's own time for the change. %d samples per row after %d warm-up. sacred's own switch is measured by bench/permswitch (results/permswitch.md); results/report.md puts the two side by side.\n\n",
-	       n, WARMUP);
+	printf("Microseconds. A switch takes write from one writer and gives it to the other (a leader change). \"+ RTT\" rows are client-observed: the requester's SEND, the memory host's change, its reply (the requester spins 1 ms, then sleeps on the completion channel, as libsacred does; the memory host thread %s). \"(local)\" rows are the memory host's own time for the change. %d samples per row after %d warm-up. sacred's own switch is measured by bench/permswitch (results/permswitch.md); results/report.md puts the two side by side.\n\n",
+	       mh.spin ? "polls 1 ms, then sleeps on completion events (-p)" :
+			 "sleeps on completion events", n, WARMUP);
 	print_machine();
 	printf("| operation | region | min | median | p99 | n |\n");
 	printf("|---|---|---|---|---|---|\n");
@@ -1327,12 +1367,13 @@ int main(int argc, char **argv)
 		       strerrorname_np(b.rereg_err) ?: "?",
 		       strerror(b.rereg_err), (long long)b.rereg_code);
 
-	printf("\n## Where a modify_qp + RTT goes\n\n");
+	printf("\n## Where a switch + RTT goes\n\n");
 	printf("Medians in microseconds: the request until the memory host thread runs with it, the change, the reply until the requester has it (the two threads read one clock).\n\n");
-	printf("| region | request | change | reply |\n|---|---|---|---|\n");
+	printf("| mechanism | region | request | change | reply |\n|---|---|---|---|---|\n");
 	for (i = 0; i < b.nlegs; i++)
-		printf("| %s | %.1f | %.1f | %.1f |\n", b.legs[i].size,
-		       b.legs[i].in, b.legs[i].change, b.legs[i].out);
+		printf("| %s | %s | %.1f | %.1f | %.1f |\n", b.legs[i].mech,
+		       b.legs[i].size, b.legs[i].in, b.legs[i].change,
+		       b.legs[i].out);
 
 	ret = call(&b, b.owner, OP_QUIT, 1 - b.owner, 0, &rep, NULL);
 	if (ret)
@@ -1345,7 +1386,7 @@ out_mh:
 	memhost_fini(&mh);
 out_free:
 	free(list);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < NSERIES; i++)
 		free(b.v[i]);
 	return ret || mh.err ? 1 : 0;
 }
