@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR BSD-2-Clause
+/*
+ * cheap_quorum - Cheap Quorum over three memory instances, twice: once
+ * with three correct processes (decided on the fast path), once with a
+ * leader that turns Byzantine and signs two values (nobody decides on the
+ * fast path; the leader's write permission is revoked for good, and the
+ * memories refuse both its late write and its request to get write back).
+ *
+ *   cheap_quorum ADDR:PORT ADDR:PORT ADDR:PORT
+ *
+ * The three processes are threads of this program, each with its own
+ * connections, process id and Ed25519 key. It creates its regions on the
+ * instances (run as root, on the instances' host) and removes them at the
+ * end. Used by `make demo`.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/stat.h>
+
+#include "sacred.h"
+
+#define N		3
+#define PID(i)		(3001 + (i))
+#define VALUE_MAX	32
+#define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
+
+static struct sacred_ctrl *ctrl;
+static uint32_t mem_ids[N];
+static struct sockaddr_in addrs[N];
+static struct sacred_bz_keys *keys[N];
+
+static void die(const char *what, int ret)
+{
+	fprintf(stderr, "cheap_quorum: %s: %s\n", what, strerror(-ret));
+	exit(1);
+}
+
+/* Region @id on every instance with @policy; @writer writes, others read. */
+static void region(uint32_t id, uint8_t policy, int writer)
+{
+	struct sacred_acl_entry acl[N];
+	int i, ret;
+
+	for (i = 0; i < N; i++)
+		acl[i] = (struct sacred_acl_entry){
+			.process_id = PID(i),
+			.access = i == writer ? RW : SACRED_ACCESS_READ,
+		};
+	for (i = 0; i < N; i++) {
+		ret = sacred_region_new(ctrl, mem_ids[i], id, 65536, policy,
+					NULL);
+		if (!ret)
+			ret = sacred_region_set_acl(ctrl, mem_ids[i], id, acl,
+						    N);
+		if (ret)
+			die("creating a region", ret);
+	}
+}
+
+static void region_del(uint32_t id)
+{
+	int i;
+
+	for (i = 0; i < N; i++)
+		sacred_region_del(ctrl, mem_ids[i], id);
+}
+
+struct proc {
+	int me;
+	struct sacred_rmem *rm;
+	struct sacred_cq *cq;
+	char in[VALUE_MAX];
+	char out[VALUE_MAX + 1];
+	int ret;
+	struct sacred_cq_stats st;
+};
+
+static void proc_open(struct proc *p, int me, uint32_t base)
+{
+	struct sacred_rmem_member m[N];
+	struct sacred_rmem_attr ra = {
+		.process_id = PID(me),
+		.nr_mems = N,
+		.mems = m,
+	};
+	struct sacred_cq_attr ca = {
+		.keys = keys[me],
+		.base_region = base,
+		.leader_pid = PID(0),
+		.value_max = VALUE_MAX,
+		.timeout_ms = 500,
+	};
+	int i, ret;
+
+	for (i = 0; i < N; i++)
+		m[i] = (struct sacred_rmem_member){
+			.addr = (struct sockaddr *)&addrs[i],
+		};
+	p->me = me;
+	ret = sacred_rmem_create(&ra, &p->rm);
+	if (ret)
+		die("connecting", ret);
+	ca.rm = p->rm;
+	ret = sacred_cq_open(&ca, &p->cq);
+	if (ret)
+		die("sacred_cq_open", ret);
+	snprintf(p->in, sizeof(p->in), "the value of P%d", me);
+}
+
+static void proc_close(struct proc *p)
+{
+	sacred_cq_close(p->cq);
+	sacred_rmem_destroy(p->rm);
+}
+
+static void *propose(void *arg)
+{
+	struct proc *p = arg;
+	size_t len = 0;
+
+	p->ret = sacred_cq_propose(p->cq, p->in, strlen(p->in) + 1, p->out,
+				   VALUE_MAX, &len);
+	p->out[len <= VALUE_MAX ? len : VALUE_MAX] = '\0';
+	sacred_cq_stats(p->cq, &p->st);
+	return NULL;
+}
+
+static void report(const struct proc *p)
+{
+	if (!p->ret)
+		printf("  P%d decided \"%s\" on the fast path (%u quorum round trips)\n",
+		       p->me, p->out, p->st.round_trips);
+	else if (p->ret == SACRED_CQ_PANIC)
+		printf("  P%d panicked: revoked the leader, carries \"%s\" into the backup\n",
+		       p->me, p->out);
+	else
+		printf("  P%d failed: %s\n", p->me, strerror(-p->ret));
+}
+
+int main(int argc, char **argv)
+{
+	char dir[] = "/tmp/cheap_quorum.XXXXXX";
+	struct sacred_perm_req req = { .access = RW };
+	struct sacred_rmem_result res;
+	struct proc p[N];
+	pthread_t th[N];
+	int i, ret;
+
+	if (argc != N + 1) {
+		fprintf(stderr, "usage: cheap_quorum ADDR:PORT ADDR:PORT ADDR:PORT\n");
+		return 2;
+	}
+	ret = sacred_ctrl_open(&ctrl);
+	if (ret)
+		die("sacred_ctrl_open", ret);
+	for (i = 0; i < N; i++) {
+		char host[64], *colon;
+		struct sacred_mem_info mi;
+		bool found = false;
+
+		snprintf(host, sizeof(host), "%s", argv[i + 1]);
+		colon = strrchr(host, ':');
+		if (!colon)
+			die("ADDR:PORT", -EINVAL);
+		*colon = '\0';
+		addrs[i].sin_family = AF_INET;
+		addrs[i].sin_port = htons(atoi(colon + 1));
+		if (inet_pton(AF_INET, host, &addrs[i].sin_addr) != 1)
+			die("ADDR:PORT", -EINVAL);
+		/* Which instance listens there. */
+		for (mem_ids[i] = 0; mem_ids[i] < 64 && !found; mem_ids[i]++) {
+			struct sockaddr_in *sin = (void *)&mi.addr;
+
+			if (sacred_mem_get(ctrl, mem_ids[i], &mi))
+				continue;
+			found = sin->sin_addr.s_addr ==
+					addrs[i].sin_addr.s_addr &&
+				sin->sin_port == addrs[i].sin_port;
+		}
+		if (!found)
+			die("no instance at that address", -ENOENT);
+		mem_ids[i]--;
+	}
+	if (!mkdtemp(dir))
+		die("mkdtemp", -errno);
+	for (i = 0; i < N; i++) {
+		ret = sacred_bz_keygen(dir, i);
+		if (ret)
+			die("sacred_bz_keygen", ret);
+	}
+	for (i = 0; i < N; i++) {
+		ret = sacred_bz_keys_load(dir, N, i, &keys[i]);
+		if (ret)
+			die("sacred_bz_keys_load", ret);
+	}
+	printf("Ed25519 keys for P0..P2 in %s\n", dir);
+
+	printf("\nRound 1: three correct processes, leader P0\n");
+	region(60, SACRED_POLICY_REVOKE_ONLY, 0);
+	for (i = 0; i < N; i++)
+		region(61 + i, SACRED_POLICY_SWMR, i);
+	for (i = 0; i < N; i++)
+		proc_open(&p[i], i, 60);
+	for (i = 0; i < N; i++)
+		pthread_create(&th[i], NULL, propose, &p[i]);
+	for (i = 0; i < N; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < N; i++) {
+		report(&p[i]);
+		proc_close(&p[i]);
+	}
+
+	printf("\nRound 2: the leader P0 turns Byzantine and signs two values\n");
+	region(70, SACRED_POLICY_REVOKE_ONLY, 0);
+	for (i = 0; i < N; i++)
+		region(71 + i, SACRED_POLICY_SWMR, i);
+	for (i = 0; i < N; i++)
+		proc_open(&p[i], i, 70);
+	ret = sacred_cq_lead_value(p[0].cq, "red", 4);
+	printf("  P0 writes \"red\" into the leader region: %s\n",
+	       ret ? strerror(-ret) : "ok");
+	pthread_create(&th[1], NULL, propose, &p[1]);
+	usleep(150000);
+	ret = sacred_cq_lead_value(p[0].cq, "blue", 5);
+	printf("  P0 writes \"blue\" over it: %s\n", ret ? strerror(-ret) : "ok");
+	propose(&p[2]);
+	pthread_join(th[1], NULL);
+	report(&p[1]);
+	report(&p[2]);
+	ret = sacred_cq_lead_value(p[0].cq, "green", 6);
+	printf("  P0 tries to write \"green\": %s (the memories refuse it)\n",
+	       ret ? strerror(-ret) : "accepted?!");
+	sacred_rmem_revive(p[0].rm);
+	req.region_id = 70;
+	ret = sacred_rmem_change_perm(p[0].rm, &req, &res);
+	printf("  P0 asks for write back: %s, reason \"%s\"\n",
+	       ret ? strerror(-ret) : "granted?!",
+	       sacred_refuse_str(res.perm[0].reason));
+	for (i = 0; i < N; i++)
+		proc_close(&p[i]);
+
+	for (i = 60; i < 64; i++)
+		region_del(i);
+	for (i = 70; i < 74; i++)
+		region_del(i);
+	for (i = 0; i < N; i++) {
+		char path[128];
+
+		sacred_bz_keys_free(keys[i]);
+		snprintf(path, sizeof(path), "%s/ed25519-%d.key", dir, i);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/ed25519-%d.pub", dir, i);
+		unlink(path);
+	}
+	rmdir(dir);
+	sacred_ctrl_close(ctrl);
+	printf("\nThe robust backup that would decide after a panic is not written yet.\n");
+	return 0;
+}
