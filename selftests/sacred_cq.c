@@ -46,25 +46,8 @@ static int region_everywhere(struct sacred_ctrl *ctrl,
 			     struct sacred_mem_info *mem, uint32_t id,
 			     uint8_t policy, unsigned int writer)
 {
-	struct sacred_acl_entry acl[NR_PROCS];
-	unsigned int i;
-	int ret;
-
-	for (i = 0; i < NR_PROCS; i++)
-		acl[i] = (struct sacred_acl_entry){
-			.process_id = PID(i),
-			.access = i == writer ? RW : SACRED_ACCESS_READ,
-		};
-	for (i = 0; i < NR_MEMS; i++) {
-		ret = sacred_region_new(ctrl, mem[i].id, id, 65536, policy,
-					NULL);
-		if (!ret)
-			ret = sacred_region_set_acl(ctrl, mem[i].id, id, acl,
-						    NR_PROCS);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return region_on_all(ctrl, mem, NR_MEMS, id, 65536, policy, PID(0),
+			     NR_PROCS, writer);
 }
 
 FIXTURE_SETUP(cq)

@@ -132,25 +132,8 @@ static int region_everywhere(struct sacred_ctrl *ctrl,
 			     struct sacred_mem_info *mem, uint32_t id,
 			     uint64_t size, uint8_t policy)
 {
-	struct sacred_acl_entry acl[NR_PROCS];
-	unsigned int i;
-	int ret;
-
-	for (i = 0; i < NR_PROCS; i++)
-		acl[i] = (struct sacred_acl_entry){
-			.process_id = PID(i),
-			.access = RW,
-		};
-	for (i = 0; i < NR_MEMS; i++) {
-		ret = sacred_region_new(ctrl, mem[i].id, id, size, policy,
-					NULL);
-		if (!ret)
-			ret = sacred_region_set_acl(ctrl, mem[i].id, id, acl,
-						    NR_PROCS);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return region_on_all(ctrl, mem, NR_MEMS, id, size, policy, PID(0),
+			     NR_PROCS, -1);
 }
 
 static int proc_start(FIXTURE_DATA(log) *self, unsigned int i)

@@ -10,6 +10,7 @@
 #ifndef _SACRED_TEST_H
 #define _SACRED_TEST_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,46 @@ static inline const char *env_word(const char *var, int i, char *buf,
 	}
 	return NULL;
 }
+
+#ifdef _SACRED_H
+/*
+ * Region @id of @size bytes with @policy on each of the @nr_mems
+ * instances @mem, its ACL processes @pid0 .. @pid0 + @nr_procs - 1:
+ * process index @writer read-write and the others read, or all read-write
+ * when @writer is negative. Returns 0 or a negative errno. (For tests that
+ * include sacred.h first.)
+ */
+static inline int region_on_all(struct sacred_ctrl *ctrl,
+				const struct sacred_mem_info *mem,
+				unsigned int nr_mems, uint32_t id, uint64_t size,
+				uint8_t policy, uint32_t pid0,
+				unsigned int nr_procs, int writer)
+{
+	struct sacred_acl_entry acl[64];
+	unsigned int i;
+	int ret;
+
+	if (nr_procs > 64)
+		return -EINVAL;
+	for (i = 0; i < nr_procs; i++)
+		acl[i] = (struct sacred_acl_entry){
+			.process_id = pid0 + i,
+			.access = writer < 0 || (int)i == writer ?
+				  SACRED_ACCESS_READ | SACRED_ACCESS_WRITE :
+				  SACRED_ACCESS_READ,
+		};
+	for (i = 0; i < nr_mems; i++) {
+		ret = sacred_region_new(ctrl, mem[i].id, id, size, policy,
+					NULL);
+		if (!ret)
+			ret = sacred_region_set_acl(ctrl, mem[i].id, id, acl,
+						    nr_procs);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+#endif
 
 /* Become nobody without capabilities; returns 0 or -1. */
 static inline int drop_privileges(void)
