@@ -4,7 +4,9 @@
 #
 #   make                 sacred.ko (kmod/), libsacred, the sacred CLI,
 #                        unit tests and kselftests
-#   make check           host unit tests + kselftests in a SoftRoCE VM
+#   make check           host unit tests, spin checks of the PMP model,
+#                        kselftests in a SoftRoCE VM
+#   make model           the spin checks of the PMP model only
 #   make demo            boot the VM and show sacred on rxe devices
 #   make kcompat         build the module against every supported kernel,
 #                        warnings are errors
@@ -59,7 +61,7 @@ EX_BINS	   := $(EX_SRCS:.c=)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:.c=)
 
-.PHONY: all module lib tools unit selftests benchprogs examples bench check check-unit check-vm demo \
+.PHONY: all module lib tools unit selftests benchprogs examples bench check check-unit check-vm model demo \
 	kcompat checkpatch install uninstall dkms-install clean deps kfiles
 
 all: module lib tools unit selftests benchprogs examples
@@ -158,6 +160,11 @@ check:
 
 check-unit: unit
 	scripts/check --unit-only
+
+# Protected Memory Paxos in Promela (models/pmp.pml), checked with spin;
+# builds in build/model/ (Documentation/pmp-model.rst).
+model:
+	scripts/check-model
 
 demo:
 	scripts/deps

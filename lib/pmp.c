@@ -41,9 +41,9 @@
  *
  * Disk Paxos: the same, without changePermission, and phase 2 reads every
  * slot after its write, at each memory, and aborts if any mbal or bal is
- * above b (nothing else stops a contender). The first attempt of process 0 skips phase 1 (b is
- * the lowest number anyone uses). Round trips: 2 on the fast path, 4
- * otherwise (write + read per phase).
+ * above b (nothing else stops a contender). The first attempt of process
+ * 0 skips phase 1 (b is the lowest number anyone uses). Round trips: 2 on
+ * the fast path, 4 otherwise (write + read per phase).
  *
  * The Promela model of this algorithm is models/pmp.pml
  * (Documentation/pmp-model.rst).
