@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sacred_multivm - the client side of the multi-VM test (scripts/vm-multi):
+ * the replicated log on three memories that run on three other VMs, one
+ * of which the host kills in the middle of the run.
+ *
+ * The log has NR_PROCS processes here (threads, each with its own
+ * replicated-memory handle and process id), all appending when they lead,
+ * and one reader that joins only at the end. The run:
+ *
+ *   1. wait until the host says the memories are ready ($SYNC/go);
+ *   2. commit PHASE1 entries, then ask the host to kill one memory VM
+ *      ($SYNC/kill) and go on appending while it does;
+ *   3. when the host says the VM is dead ($SYNC/killed), commit PHASE2
+ *      more entries on the remaining two memories;
+ *   4. a fresh process (the reader, its own connections, none to the dead
+ *      memory) joins the log and catches up: every entry a propose()
+ *      returned as committed, before and after the kill, must come back
+ *      at the index it was committed at, and the histories of all
+ *      processes must agree.
+ *
+ * Environment: SACRED_MULTIVM_MEMS (the memories' addresses, three),
+ * SACRED_MULTIVM_PORT (their rdma_cm port, default 7531),
+ * SACRED_MULTIVM_SYNC (a directory the host sees too) and
+ * SACRED_MULTIVM_TIMEOUT_MS (per memory operation, default 1500).
+ *
+ * Each memory has the regions LOG (1, exclusive-writer, 1 MiB) and HB (2,
+ * static, 4 KiB), processes 601..604 read-write members of both. Output:
+ * TAP, one line per check.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/stat.h>
+
+#include "sacred.h"
+
+#define NR_MEMS		3
+#define NR_PROCS	3		/* appenders; the reader is NR_PROCS */
+#define NR_ALL		(NR_PROCS + 1)
+#define PID(i)		(601 + (i))
+#define LOG_REGION	1
+#define HB_REGION	2
+#define CAPACITY	1024
+#define ENTRY_MAX	64
+#define ENTRY_LEN	32
+#define PHASE1		40
+#define PHASE2		40
+#define PACE_US		20000		/* between two appends of a leader */
+#define WAIT_MS		600000		/* bound on every wait */
+
+struct proc {
+	unsigned int me;
+	struct sacred_rmem *rm;
+	struct sacred_log *log;
+	pthread_t thread;
+	bool running;
+	atomic_bool stop;
+	atomic_int target;	/* append while leader until this many */
+	char hist[CAPACITY][ENTRY_LEN];
+	atomic_uint applied;
+	/* What propose() returned as committed: index and entry. */
+	uint64_t mine_idx[CAPACITY];
+	char mine[CAPACITY][ENTRY_LEN];
+	atomic_uint nr_mine;
+	unsigned int proposed;
+	int last_err;
+	unsigned int errors;
+};
+
+static struct proc procs[NR_ALL];
+static struct sacred_rmem_member members[NR_MEMS];
+static struct sockaddr_in addrs[NR_MEMS];
+static const char *sync_dir;
+static int timeout_ms = 1500;
+static unsigned int nr_test;
+static unsigned int nr_failed;
+/* Commit times (ms), for the longest gap between two commits. */
+static atomic_ullong last_commit_ms;
+static atomic_ullong max_gap_ms;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void result(bool ok, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void result(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %u - multivm: ", ok ? "" : "not ", ++nr_test);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		nr_failed++;
+}
+
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void note(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static bool sync_exists(const char *name)
+{
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", sync_dir, name);
+	return !stat(path, &st);
+}
+
+static int sync_create(const char *name, unsigned int value)
+{
+	char path[4096], tmp[4100];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", sync_dir, name);
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "%u\n", value);
+	if (fclose(f))
+		return -EIO;
+	return rename(tmp, path) ? -errno : 0;
+}
+
+/* The number in sync file @name, or -1. */
+static int sync_read(const char *name)
+{
+	char path[4096];
+	FILE *f;
+	int v;
+
+	snprintf(path, sizeof(path), "%s/%s", sync_dir, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static void on_commit(void *arg, uint64_t index, const void *data, size_t len)
+{
+	struct proc *p = arg;
+
+	if (index < CAPACITY && len <= ENTRY_LEN) {
+		memcpy(p->hist[index], data, len);
+		atomic_store(&p->applied, index + 1);
+	}
+}
+
+static void *proc_thread(void *arg)
+{
+	struct proc *p = arg;
+	char entry[ENTRY_LEN];
+	uint64_t index, t, last;
+	int ret;
+
+	while (!atomic_load(&p->stop)) {
+		sacred_log_poll(p->log);
+		if (!sacred_log_is_leader(p->log) ||
+		    (int)atomic_load(&p->applied) >= atomic_load(&p->target)) {
+			usleep(2000);
+			continue;
+		}
+		memset(entry, 0, sizeof(entry));
+		snprintf(entry, sizeof(entry), "P%u#%u", p->me, p->proposed++);
+		ret = sacred_log_propose(p->log, entry, sizeof(entry), &index);
+		if (ret) {
+			p->last_err = ret;
+			p->errors++;
+			continue;
+		}
+		t = now_ms();
+		last = atomic_exchange(&last_commit_ms, t);
+		if (last && t - last > atomic_load(&max_gap_ms))
+			atomic_store(&max_gap_ms, t - last);
+		if (atomic_load(&p->nr_mine) < CAPACITY) {
+			unsigned int n = atomic_load(&p->nr_mine);
+
+			p->mine_idx[n] = index;
+			memcpy(p->mine[n], entry, sizeof(entry));
+			atomic_store(&p->nr_mine, n + 1);
+		}
+		usleep(PACE_US);
+	}
+	return NULL;
+}
+
+static int proc_start(unsigned int i)
+{
+	struct sacred_rmem_attr ra = {
+		.process_id = PID(i),
+		.nr_mems = NR_MEMS,
+		.mems = members,
+		.max_io = 65536,
+	};
+	struct proc *p = &procs[i];
+	struct sacred_log_attr la = {
+		.log_region = LOG_REGION,
+		.hb_region = HB_REGION,
+		.nr_procs = NR_ALL,
+		.me = i,
+		.capacity = CAPACITY,
+		.entry_max = ENTRY_MAX,
+		.hb_period_ms = 20,
+		/* Longer than a revive of the dead memory blocks a poll. */
+		.suspect_ms = 3 * timeout_ms,
+		.commit = on_commit,
+		.arg = p,
+	};
+	int ret;
+
+	p->me = i;
+	ret = sacred_rmem_create(&ra, &p->rm);
+	if (ret)
+		return ret;
+	la.rm = p->rm;
+	ret = sacred_log_open(&la, &p->log);
+	if (ret)
+		return ret;
+	ret = pthread_create(&p->thread, NULL, proc_thread, p);
+	p->running = !ret;
+	return -ret;
+}
+
+static void proc_stop(struct proc *p)
+{
+	if (p->running) {
+		atomic_store(&p->stop, true);
+		pthread_join(p->thread, NULL);
+		p->running = false;
+	}
+}
+
+static void set_target(int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_PROCS; i++)
+		atomic_store(&procs[i].target, n);
+}
+
+/* Entries committed by propose(), over all appenders. */
+static unsigned int nr_committed(void)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < NR_PROCS; i++)
+		n += atomic_load(&procs[i].nr_mine);
+	return n;
+}
+
+/* Highest count of delivered entries over the appenders. */
+static unsigned int max_applied(void)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < NR_PROCS; i++)
+		if (atomic_load(&procs[i].applied) > n)
+			n = atomic_load(&procs[i].applied);
+	return n;
+}
+
+static bool wait_committed(unsigned int n, int ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	while (now_ms() < end) {
+		if (nr_committed() >= n)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+static bool wait_file(const char *name, int ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	while (now_ms() < end) {
+		if (sync_exists(name))
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
+static int parse_env(void)
+{
+	const char *mems = getenv("SACRED_MULTIVM_MEMS");
+	const char *port = getenv("SACRED_MULTIVM_PORT");
+	const char *t = getenv("SACRED_MULTIVM_TIMEOUT_MS");
+	char buf[256], *s, *save = NULL;
+	unsigned int i = 0;
+	long v;
+
+	sync_dir = getenv("SACRED_MULTIVM_SYNC");
+	if (!mems || !sync_dir || strlen(mems) >= sizeof(buf))
+		return -EINVAL;
+	v = port ? strtol(port, NULL, 10) : 7531;
+	if (v <= 0 || v > 65535)
+		return -EINVAL;
+	if (t) {
+		timeout_ms = atoi(t);
+		if (timeout_ms < 100 || timeout_ms > 60000)
+			return -EINVAL;
+	}
+	strcpy(buf, mems);
+	for (s = strtok_r(buf, " ", &save); s; s = strtok_r(NULL, " ", &save)) {
+		if (i == NR_MEMS)
+			return -EINVAL;
+		addrs[i].sin_family = AF_INET;
+		addrs[i].sin_port = htons(v);
+		if (inet_pton(AF_INET, s, &addrs[i].sin_addr) != 1)
+			return -EINVAL;
+		members[i] = (struct sacred_rmem_member){
+			.addr = (struct sockaddr *)&addrs[i],
+			.timeout_ms = timeout_ms,
+		};
+		i++;
+	}
+	return i == NR_MEMS ? 0 : -EINVAL;
+}
+
+/* Every process delivered the same entry at every index it delivered. */
+static bool histories_agree(unsigned int *n_out)
+{
+	unsigned int i, k, n = max_applied();
+
+	for (k = 0; k < n; k++) {
+		const char *e = NULL;
+
+		for (i = 0; i < NR_ALL; i++) {
+			if (k >= atomic_load(&procs[i].applied))
+				continue;
+			if (!e)
+				e = procs[i].hist[k];
+			if (strcmp(e, procs[i].hist[k])) {
+				note("index %u: \"%s\" vs \"%s\" (P%u)", k, e,
+				     procs[i].hist[k], i);
+				return false;
+			}
+		}
+	}
+	*n_out = n;
+	return true;
+}
+
+/* Every committed entry is at its index in the reader's history. */
+static bool reader_has_all(unsigned int *checked)
+{
+	struct proc *r = &procs[NR_PROCS];
+	unsigned int i, j, n = atomic_load(&r->applied), bad = 0;
+
+	*checked = 0;
+	for (i = 0; i < NR_PROCS; i++) {
+		for (j = 0; j < atomic_load(&procs[i].nr_mine); j++) {
+			uint64_t k = procs[i].mine_idx[j];
+
+			(*checked)++;
+			if (k < n && !strcmp(r->hist[k], procs[i].mine[j]))
+				continue;
+			if (bad++ < 10)
+				note("committed \"%s\" at %llu: read back \"%s\"",
+				     procs[i].mine[j], (unsigned long long)k,
+				     k < n ? r->hist[k] : "(nothing)");
+		}
+	}
+	return !bad;
+}
+
+int main(void)
+{
+	unsigned int i, at_kill, at_killed, n_final, n_agree = 0, checked = 0;
+	uint64_t t0, t_kill, t_killed, t_end, gap_before;
+	struct sacred_log_stats st;
+	bool ok;
+	uint32_t up = 0, want;
+	int ret = 0, killed;
+
+	printf("TAP version 13\n1..6\n");
+	fflush(stdout);
+	if (parse_env()) {
+		result(false, "SACRED_MULTIVM_MEMS/PORT/SYNC/TIMEOUT_MS unset or bad");
+		return 1;
+	}
+	ok = wait_file("go", WAIT_MS);
+	result(ok, "the host says the 3 memory VMs are ready");
+	if (!ok)
+		return 1;
+
+	t0 = now_ms();
+	for (i = 0; i < NR_PROCS && !ret; i++) {
+		ret = proc_start(i);
+		if (ret)
+			note("P%u: %s", i, strerror(-ret));
+	}
+	result(!ret, "%u log processes connected to the 3 memories", NR_PROCS);
+	if (ret)
+		goto out;
+	note("processes up in %llu ms, memories up: 0x%x",
+	     (unsigned long long)(now_ms() - t0), sacred_rmem_up(procs[0].rm));
+
+	/* Phase 1: all three memories. */
+	set_target(CAPACITY - 2 * PHASE2);
+	ok = wait_committed(PHASE1, WAIT_MS);
+	at_kill = nr_committed();
+	t_kill = now_ms();
+	gap_before = atomic_load(&max_gap_ms);
+	result(ok, "%u entries committed on 3 memories in %llu ms", at_kill,
+	       (unsigned long long)(t_kill - t0));
+	if (!ok)
+		goto out;
+
+	/* Kill one memory VM while the leader goes on appending. */
+	ret = sync_create("kill", at_kill);
+	ok = !ret && wait_file("killed", WAIT_MS);
+	t_killed = now_ms();
+	at_killed = nr_committed();
+	if (!ok) {
+		result(false, "the host did not kill the memory VM");
+		goto out;
+	}
+	killed = sync_read("killed");
+	if (killed < 0 || killed >= NR_MEMS) {
+		result(false, "bad killed file from the host");
+		goto out;
+	}
+	note("memory VM %d killed: %u entries committed while the host killed it (%llu ms)",
+	     killed, at_killed - at_kill,
+	     (unsigned long long)(t_killed - t_kill));
+
+	/* Phase 2: two memories left. */
+	ok = wait_committed(at_killed + PHASE2, WAIT_MS);
+	t_end = now_ms();
+	n_final = nr_committed();
+	set_target(0);
+	result(ok, "the log kept committing: %u more entries on 2 memories in %llu ms after the kill",
+	       n_final - at_killed, (unsigned long long)(t_end - t_killed));
+	note("longest gap between two commits: %llu ms before the kill, %llu ms over the run",
+	     (unsigned long long)gap_before,
+	     (unsigned long long)atomic_load(&max_gap_ms));
+	for (i = 0; i < NR_PROCS; i++) {
+		sacred_log_stats(procs[i].log, &st);
+		note("P%u: %u committed, %u errors (last %d), %llu appends, %llu takeovers, %llu step-downs, memories up 0x%x",
+		     i, atomic_load(&procs[i].nr_mine), procs[i].errors,
+		     procs[i].last_err, (unsigned long long)st.appends,
+		     (unsigned long long)st.takeovers,
+		     (unsigned long long)st.step_downs,
+		     sacred_rmem_up(procs[i].rm));
+	}
+	if (!ok)
+		goto out;
+
+	/*
+	 * Read back: a fresh process joins and catches up from the two
+	 * memories left; the appenders stay (their heartbeats keep it a
+	 * follower), appending nothing more.
+	 */
+	t0 = now_ms();
+	ret = proc_start(NR_PROCS);
+	if (!ret) {
+		uint64_t end = now_ms() + WAIT_MS;
+
+		while (now_ms() < end &&
+		       atomic_load(&procs[NR_PROCS].applied) < max_applied())
+			usleep(10000);
+	}
+	proc_stop(&procs[NR_PROCS]);
+	for (i = 0; i < NR_PROCS; i++)
+		proc_stop(&procs[i]);
+	/* It read from the two memories left, and from those only. */
+	want = ((1U << NR_MEMS) - 1) & ~(1U << killed);
+	if (!ret)
+		up = sacred_rmem_up(procs[NR_PROCS].rm);
+	ok = !ret && up == want && reader_has_all(&checked);
+	note("reader: %u entries read back in %llu ms, memories up: 0x%x (want 0x%x)",
+	     atomic_load(&procs[NR_PROCS].applied),
+	     (unsigned long long)(now_ms() - t0), up, want);
+	result(ok && checked >= n_final,
+	       "a fresh reader on the 2 memories left reads back all %u committed entries (%u before the kill ack), each at its index",
+	       checked, at_killed);
+	ok = histories_agree(&n_agree);
+	result(ok && n_agree >= n_final,
+	       "the %u processes delivered the same %u entries in the same order",
+	       NR_ALL, n_agree);
+
+out:
+	for (i = 0; i < NR_ALL; i++) {
+		proc_stop(&procs[i]);
+		sacred_log_close(procs[i].log);
+		sacred_rmem_destroy(procs[i].rm);
+	}
+	while (nr_test < 6)
+		result(false, "not reached");
+	return nr_failed ? 1 : 0;
+}
