@@ -161,6 +161,15 @@ check:
 check-unit: unit
 	scripts/check --unit-only
 
+# The multi-VM test alone (scripts/vm-multi, Documentation/testing.rst):
+# the replicated log on memories in three VMs, one killed mid-run. make
+# check runs it too, after the kselftests.
+.PHONY: check-multivm
+check-multivm:
+	scripts/deps
+	$(MAKE) module tools selftests/sacred_multivm
+	scripts/vm-multi $(if $(KVER),--kver $(KVER))
+
 # Protected Memory Paxos in Promela (models/pmp.pml), checked with spin;
 # builds in build/model/ (Documentation/pmp-model.rst).
 model:
