@@ -16,7 +16,10 @@
  *                   writer: invalidate on its QP, fence it, register the
  *                   requester, reply - the PMP leader change
  *
- * for region sizes from 4 KiB to 256 MiB. Prints a Markdown report: min,
+ * for region sizes from 4 KiB to 256 MiB; revoke+grant is sampled once
+ * per size in turns (every region and its two connections open at once),
+ * so that a slow spell of a shared host weighs on every size alike. Prints
+ * a Markdown report: min,
  * median, p99 and count in microseconds, and the ratios the project
  * targets (revoke+grant within 1.5x of send/recv RTT, flat across sizes).
  *
@@ -42,6 +45,7 @@
 #define MEM_PORT	7691
 #define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
 #define MAXN		100000
+#define MAX_SIZES	16
 
 static double now_us(void)
 {
@@ -280,7 +284,11 @@ static uint64_t parse_size(const char *s)
 
 int main(int argc, char **argv)
 {
-	static double v[MAXN];
+	static double v[MAXN], rg[MAX_SIZES][MAXN];
+	static struct sacred_conn *ca[MAX_SIZES], *cb[MAX_SIZES];
+	static uint32_t rid[MAX_SIZES];
+	static char names[MAX_SIZES][32];
+	int nsizes = 0, k;
 	struct sacred_acl_entry acl[] = {
 		{ .process_id = 1, .access = RW },
 		{ .process_id = 2, .access = RW },
@@ -335,6 +343,12 @@ int main(int argc, char **argv)
 	list = strdup(sizes);
 	for (tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
 		uint64_t size = parse_size(tok);
+
+		if (nsizes == MAX_SIZES) {
+			fprintf(stderr, "permswitch: at most %d sizes\n",
+				MAX_SIZES);
+			return 2;
+		}
 		struct sacred_conn *a, *b;
 		struct sacred_region_info ri;
 		uint64_t word = 1;
@@ -344,13 +358,23 @@ int main(int argc, char **argv)
 					SACRED_POLICY_EXCLUSIVE_WRITER, &ri);
 		if (ret)
 			die("region add", ret);
+		/*
+		 * Every size's pair stays connected until the interleaved
+		 * switch below: process ids of its own (an instance takes one
+		 * connection per process).
+		 */
+		acl[0].process_id = 1 + 2 * nsizes;
+		acl[1].process_id = 2 + 2 * nsizes;
 		ret = sacred_region_set_acl(ctrl, m.id, ri.id, acl, 2);
 		if (ret)
 			die("region set acl", ret);
-		if ((ret = conn_open(&m.addr, 1, ri.id, &a)) ||
-		    (ret = conn_open(&m.addr, 2, ri.id, &b)))
+		ret = conn_open(&m.addr, acl[0].process_id, ri.id, &a);
+		if (!ret)
+			ret = conn_open(&m.addr, acl[1].process_id, ri.id, &b);
+		if (ret)
 			die("connect", ret);
-		if ((ret = ask(a, ri.id, RW)))
+		ret = ask(a, ri.id, RW);
+		if (ret)
 			die("take write", ret);
 
 		for (i = 0; i < n + 10; i++) {
@@ -387,39 +411,53 @@ int main(int argc, char **argv)
 		}
 		row("grant (own access)", name, summarize(v, n));
 
-		/*
-		 * b takes write (fencing a) and writes; a reconnects; then a
-		 * takes write away from b, timed: b is fenced.
-		 */
-		for (i = 0; i < n + 5; i++) {
+		/* The switch is timed below, all sizes in turns. */
+		ca[nsizes] = a;
+		cb[nsizes] = b;
+		rid[nsizes] = ri.id;
+		snprintf(names[nsizes], sizeof(names[0]), "%s", name);
+		nsizes++;
+	}
+	free(list);
+
+	/*
+	 * revoke+grant, one sample per size in turns, so that a slow spell
+	 * of the host weighs on every size alike (the flatness ratio): for
+	 * each, b takes write (fencing a) and writes; a reconnects; then a
+	 * takes write away from b, timed: b is fenced.
+	 */
+	for (i = 0; i < n + 5; i++) {
+		for (k = 0; k < nsizes; k++) {
+			uint64_t word = 1;
 			double t0;
 
-			while (ask(b, ri.id, RW) ||
-			       sacred_write(b, ri.id, 8, &word, sizeof(word)))
-				if (sacred_conn_reconnect(b))
+			while (ask(cb[k], rid[k], RW) ||
+			       sacred_write(cb[k], rid[k], 8, &word,
+					    sizeof(word)))
+				if (sacred_conn_reconnect(cb[k]))
 					usleep(1000);
-			ret = sacred_conn_reconnect(a);
+			ret = sacred_conn_reconnect(ca[k]);
 			if (ret)
 				die("reconnect", ret);
 			t0 = now_us();
-			ret = ask(a, ri.id, RW);
+			ret = ask(ca[k], rid[k], RW);
 			if (ret)
 				die("revoke+grant", ret);
 			if (i >= 5)
-				v[i - 5] = now_us() - t0;
+				rg[k][i - 5] = now_us() - t0;
 		}
-		s = summarize(v, n);
-		row("revoke+grant (writer fenced)", name, s);
+	}
+	for (k = 0; k < nsizes; k++) {
+		s = summarize(rg[k], n);
+		row("revoke+grant (writer fenced)", names[k], s);
 		if (s.med > worst)
 			worst = s.med;
 		if (s.med < best)
 			best = s.med;
-
-		sacred_conn_destroy(a);
-		sacred_conn_destroy(b);
-		sacred_region_del(ctrl, m.id, ri.id);
+		sacred_conn_destroy(ca[k]);
+		sacred_conn_destroy(cb[k]);
+		sacred_region_del(ctrl, m.id, rid[k]);
 	}
-	free(list);
 
 	printf("\n## Ratios (medians)\n\n");
 	printf("| ratio | value | target |\n|---|---|---|\n");

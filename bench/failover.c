@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * failover - how long the replicated log (lib/log.c) is without a leader
+ * when its leader process dies: from SIGKILL of the leader to the first
+ * entry the new leader commits, over many trials (issue 7, part 3).
+ *
+ * Each trial: three processes (fork, each with its own connections to
+ * the three memory instances, one per rxe device) open a fresh log; P0
+ * leads and appends an entry every 0.5 ms; once it has committed 20 and
+ * both followers have applied 10, the parent SIGKILLs P0 and notes the
+ * time. The followers keep polling (every 1 ms); the one that becomes
+ * leader appends at once and reports three times, all measured from the
+ * kill on CLOCK_MONOTONIC (one clock for every process of the guest):
+ *
+ *   suspect     the start of the poll in which its failure detector
+ *               first names it leader (P0's heartbeat stood still for
+ *               suspect_ms); the takeover runs in that same poll
+ *   leader      its takeover is done (write permission taken from P0 on
+ *               a quorum, metas written and read, the tail recovered)
+ *   commit      its first append is decided: the fail-over time
+ *
+ * Prints a Markdown report: min, median, p99, max and count per phase in
+ * milliseconds. A trial with no new commit within 60 s is counted and
+ * reported, and another is run in its place, up to twice -t trials in
+ * all. Run inside the VM rig: make bench. Options: -t TRIALS (default 20
+ * with a new commit), -s SUSPECT_MS (default 200, lib/log.c's default),
+ * -b HB_PERIOD_MS (default 10, its default too).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "sacred.h"
+
+#define MEM_PORT	7731
+#define NR_MEMS		3
+#define NR_PROCS	3
+#define PID(i)		(2101 + (i))
+#define REGION_BASE	100
+#define CAPACITY	4096
+#define ENTRY_MAX	64
+#define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
+#define MAX_TRIALS	1000
+#define LEADER_READY	20	/* entries P0 commits before the kill */
+#define FOLLOWER_READY	10	/* entries each follower applies first */
+
+struct msg {
+	int who;
+	int kind;	/* 0: ready; 1: took over */
+	double suspect, leader, commit;	/* absolute, us */
+};
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void die(const char *what, int ret)
+{
+	fprintf(stderr, "failover: %s: %s\n", what, strerror(-ret));
+	exit(1);
+}
+
+/* The @i-th space-separated word of @s into @buf; false if none. */
+static bool word(const char *s, int i, char *buf, size_t len)
+{
+	size_t w;
+
+	for (;;) {
+		s += strspn(s, " ");
+		w = strcspn(s, " ");
+		if (!w)
+			return false;
+		if (!i--)
+			break;
+		s += w;
+	}
+	snprintf(buf, len, "%.*s", (int)w, s);
+	return true;
+}
+
+static void region_everywhere(struct sacred_ctrl *ctrl,
+			      const struct sacred_mem_info *mem, uint32_t id,
+			      uint64_t size, uint8_t policy)
+{
+	struct sacred_acl_entry acl[NR_PROCS];
+	int i, ret;
+
+	for (i = 0; i < NR_PROCS; i++)
+		acl[i] = (struct sacred_acl_entry){ .process_id = PID(i),
+						    .access = RW };
+	for (i = 0; i < NR_MEMS; i++) {
+		ret = sacred_region_new(ctrl, mem[i].id, id, size, policy,
+					NULL);
+		if (!ret)
+			ret = sacred_region_set_acl(ctrl, mem[i].id, id, acl,
+						    NR_PROCS);
+		if (ret)
+			die("creating regions", ret);
+	}
+}
+
+static void send_msg(int fd, const struct msg *m)
+{
+	if (write(fd, m, sizeof(*m)) != sizeof(*m))
+		_exit(3);
+}
+
+/* One process of a trial; never returns. */
+static void proc(const struct sacred_mem_info *mem, unsigned int me,
+		 uint32_t log_region, int suspect_ms, int hb_ms, int fd)
+{
+	struct sacred_rmem_member m[NR_MEMS];
+	struct sacred_rmem_attr ra = {
+		.process_id = PID(me),
+		.nr_mems = NR_MEMS,
+		.mems = m,
+		.max_io = 65536,
+	};
+	struct sacred_log_attr la = {
+		.log_region = log_region,
+		.hb_region = log_region + 1,
+		.nr_procs = NR_PROCS,
+		.me = me,
+		.capacity = CAPACITY,
+		.entry_max = ENTRY_MAX,
+		.hb_period_ms = hb_ms,
+		.suspect_ms = suspect_ms,
+	};
+	struct msg msg = { .who = me };
+	struct sacred_rmem *rm;
+	struct sacred_log *log;
+	bool ready = false;
+	char entry[ENTRY_MAX];
+	uint64_t appended = 0;
+	int i, ret;
+
+	for (i = 0; i < NR_MEMS; i++)
+		m[i] = (struct sacred_rmem_member){
+			.addr = (struct sockaddr *)&mem[i].addr,
+		};
+	ret = sacred_rmem_create(&ra, &rm);
+	if (ret)
+		die("sacred_rmem_create", ret);
+	la.rm = rm;
+	ret = sacred_log_open(&la, &log);
+	if (ret)
+		die("sacred_log_open", ret);
+	for (;;) {
+		double t_poll = now_us();
+
+		/*
+		 * The detector names a new leader and its takeover runs in
+		 * the same poll: note when that poll began.
+		 */
+		sacred_log_poll(log);
+		if (me && !msg.suspect && ready &&
+		    sacred_log_leader(log) == (int)me)
+			msg.suspect = t_poll;
+		if (!sacred_log_is_leader(log)) {
+			if (me && !ready &&
+			    sacred_log_applied(log) >= FOLLOWER_READY) {
+				ready = true;
+				send_msg(fd, &msg);
+			}
+			usleep(1000);
+			continue;
+		}
+		if (me && ready && !msg.leader)
+			msg.leader = now_us();
+		snprintf(entry, sizeof(entry), "P%u#%llu", me,
+			 (unsigned long long)appended);
+		ret = sacred_log_propose(log, entry, strlen(entry), NULL);
+		if (ret) {
+			usleep(1000);
+			continue;
+		}
+		appended++;
+		if (!me && appended == LEADER_READY)
+			send_msg(fd, &msg);
+		if (me && ready && !msg.commit) {
+			msg.commit = now_us();
+			msg.kind = 1;
+			if (!msg.suspect)
+				msg.suspect = msg.leader;
+			send_msg(fd, &msg);
+		}
+		usleep(500);
+	}
+}
+
+static void report(const char *what, double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	printf("| %s | %.1f | %.1f | %.1f | %.1f | %d |\n", what, v[0] / 1e3,
+	       v[n / 2] / 1e3,
+	       v[(int)(n * 0.99) < n ? (int)(n * 0.99) : n - 1] / 1e3,
+	       v[n - 1] / 1e3, n);
+}
+
+int main(int argc, char **argv)
+{
+	static double sus[2 * MAX_TRIALS], lead[2 * MAX_TRIALS],
+		      com[2 * MAX_TRIALS];
+	struct sacred_mem_info mem[NR_MEMS];
+	int trials = 20, suspect_ms = 200, hb_ms = 10, opt, i, t, ret;
+	int done = 0, failed = 0, by[NR_PROCS] = { 0 };
+	struct sacred_ctrl *ctrl;
+	const char *devs;
+	char dev[64];
+	double t_start = now_us();
+
+	while ((opt = getopt(argc, argv, "t:s:b:h")) != -1) {
+		switch (opt) {
+		case 't':
+			trials = atoi(optarg);
+			break;
+		case 's':
+			suspect_ms = atoi(optarg);
+			break;
+		case 'b':
+			hb_ms = atoi(optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: failover [-t TRIALS] [-s SUSPECT_MS] [-b HB_PERIOD_MS]\n");
+			return opt == 'h' ? 0 : 2;
+		}
+	}
+	if (trials < 1 || trials > MAX_TRIALS || suspect_ms < 1 ||
+	    hb_ms < 1 || hb_ms >= suspect_ms) {
+		fprintf(stderr, "failover: -t 1 to %d, 0 < -b < -s\n",
+			MAX_TRIALS);
+		return 2;
+	}
+	devs = getenv("SACRED_RXE_DEVS");
+	if (!devs) {
+		fprintf(stderr, "failover: run in the VM rig (make bench)\n");
+		return 1;
+	}
+	ret = sacred_ctrl_open(&ctrl);
+	if (ret)
+		die("sacred_ctrl_open", ret);
+	for (i = 0; i < NR_MEMS; i++) {
+		struct sacred_mem_params p = {
+			.id = SACRED_MEM_ID_ANY,
+			.cm_port = MEM_PORT,
+			.dev_name = dev,
+			.mem_cap = 1ULL << 30,
+		};
+
+		if (!word(devs, i, dev, sizeof(dev)))
+			die("SACRED_RXE_DEVS names fewer than 3 devices",
+			    -EINVAL);
+		ret = sacred_mem_new(ctrl, &p, &mem[i]);
+		if (ret)
+			die("sacred_mem_new", ret);
+	}
+	fflush(stdout);
+
+	for (t = 0; done < trials && t < 2 * trials; t++) {
+		uint32_t region = REGION_BASE + 2 * t;
+		pid_t pid[NR_PROCS];
+		struct pollfd pfd;
+		struct msg msg;
+		int fds[2], ready = 0;
+		double t_kill = 0, deadline;
+		bool got = false;
+
+		region_everywhere(ctrl, mem, region, 4 << 20,
+				  SACRED_POLICY_EXCLUSIVE_WRITER);
+		region_everywhere(ctrl, mem, region + 1, 4096,
+				  SACRED_POLICY_STATIC);
+		if (pipe(fds))
+			die("pipe", -errno);
+		for (i = 0; i < NR_PROCS; i++) {
+			pid[i] = fork();
+			if (pid[i] < 0)
+				die("fork", -errno);
+			if (!pid[i]) {
+				close(fds[0]);
+				proc(mem, i, region, suspect_ms, hb_ms,
+				     fds[1]);
+			}
+		}
+		close(fds[1]);
+		pfd = (struct pollfd){ .fd = fds[0], .events = POLLIN };
+		deadline = now_us() + 60e6;
+		while (now_us() < deadline) {
+			if (poll(&pfd, 1, 100) <= 0)
+				continue;
+			if (read(fds[0], &msg, sizeof(msg)) != sizeof(msg))
+				break;
+			if (!msg.kind && !t_kill && ++ready == NR_PROCS) {
+				t_kill = now_us();
+				kill(pid[0], SIGKILL);
+			} else if (msg.kind && t_kill) {
+				sus[done] = msg.suspect - t_kill;
+				lead[done] = msg.leader - t_kill;
+				com[done] = msg.commit - t_kill;
+				by[msg.who]++;
+				done++;
+				got = true;
+				break;
+			}
+		}
+		if (!got) {
+			fprintf(stderr, "failover: trial %d: no new commit (%d of %d ready)\n",
+				t, ready, NR_PROCS);
+			failed++;
+		}
+		for (i = 0; i < NR_PROCS; i++) {
+			kill(pid[i], SIGKILL);
+			waitpid(pid[i], NULL, 0);
+		}
+		close(fds[0]);
+		for (i = 0; i < NR_MEMS; i++) {
+			sacred_region_del(ctrl, mem[i].id, region);
+			sacred_region_del(ctrl, mem[i].id, region + 1);
+		}
+	}
+
+	printf("# failover: leader crash to first new commit, milliseconds\n\n");
+	printf("Three processes, three memories; the leader (P0, appending every 0.5 ms) is SIGKILLed; times from the kill to what the process that took over saw. Heartbeat every %d ms, suspicion after %d ms without one (struct sacred_log_attr); followers poll every 1 ms. %d trials, %d of them without a new commit within 60 s (not in the table); new leader P1 %d times, P2 %d times.\n\n",
+	       hb_ms, suspect_ms, t, failed, by[1], by[2]);
+	if (done) {
+		printf("| phase (from the kill) | min | median | p99 | max | n |\n");
+		printf("|---|---|---|---|---|---|\n");
+		report("suspected: the poll that names it leader begins", sus, done);
+		report("leader: takeover done", lead, done);
+		report("first new commit (fail-over time)", com, done);
+		for (i = 0; i < done; i++) {
+			com[i] = com[i] - sus[i];
+			lead[i] = lead[i] - sus[i];
+		}
+		printf("\n| after the suspicion | min | median | p99 | max | n |\n");
+		printf("|---|---|---|---|---|---|\n");
+		report("takeover (suspected to leader)", lead, done);
+		report("takeover and first commit", com, done);
+	}
+	printf("\nRun: %.0f s.\n", (now_us() - t_start) / 1e6);
+	for (i = 0; i < NR_MEMS; i++)
+		sacred_mem_del(ctrl, mem[i].id);
+	sacred_ctrl_close(ctrl);
+	return done < trials;
+}

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvbench - what sacred-kv (tools/kv/sacred-kv) serves: put and get
+ * latency and throughput from one client, three replicas on a Protected
+ * Memory Paxos log over three memory instances (one per rxe device).
+ *
+ * Starts the three replicas (fork + exec of the sacred-kv of this tree),
+ * waits for a leader, then:
+ *
+ *   latency     put and get of one of 100 keys, in turns, each timed
+ *               from the request to the answer (a Unix socket to the
+ *               leader, which appends the request to the log - reads too
+ *               - and answers once it is decided)
+ *   throughput  rounds of 20 back-to-back puts and 20 gets, in turns,
+ *               until each kind has run -t milliseconds
+ *
+ * and last runs `sacred-kv bench 200`, the client's own timed puts, and
+ * quotes its summary. The client speaks tools/kv/kv.h's protocol itself
+ * (one connection per request, as sacred-kv does) so that gets can be
+ * timed too. Prints a Markdown report. Run inside the VM rig: make bench.
+ * Options: -n SAMPLES (default 200), -t MS (default 2000).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "sacred.h"
+#include "kv/kv.h"
+
+#define MEM_PORT	7741
+#define NR_MEMS		3
+#define NR_REPLICAS	3
+#define PID_BASE	1200
+#define LOG_REGION	1
+#define HB_REGION	2
+#define CAPACITY	8192
+#define NR_KEYS		100
+#define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
+#define MAXN		2000
+
+static char dir[64];
+static uint64_t client_id, req_no;
+static int hint;
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void die(const char *what, int ret)
+{
+	fprintf(stderr, "kvbench: %s: %s\n", what, strerror(-ret));
+	exit(1);
+}
+
+static void row(const char *what, double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	printf("| %s | %.1f | %.1f | %.1f | %d |\n", what, v[0], v[n / 2],
+	       v[(int)(n * 0.99) < n ? (int)(n * 0.99) : n - 1], n);
+}
+
+/* The @i-th space-separated word of @s into @buf; false if none. */
+static bool word(const char *s, int i, char *buf, size_t len)
+{
+	size_t w;
+
+	for (;;) {
+		s += strspn(s, " ");
+		w = strcspn(s, " ");
+		if (!w)
+			return false;
+		if (!i--)
+			break;
+		s += w;
+	}
+	snprintf(buf, len, "%.*s", (int)w, s);
+	return true;
+}
+
+/* tools/kv/sacred-kv next to this program's bench/ directory. */
+static const char *kv_binary(void)
+{
+	static char path[4096];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
+	char *slash;
+
+	if (n <= 0)
+		return "tools/kv/sacred-kv";
+	path[n] = '\0';
+	slash = strrchr(path, '/');
+	strcpy(slash ? slash + 1 : path, "../tools/kv/sacred-kv");
+	return path;
+}
+
+/* One request, as sacred-kv's client sends it: follow "not leader". */
+static int call(struct kv_cmd *cmd, struct kv_reply *rep)
+{
+	double deadline = now_us() + 10e6;
+	struct timeval tv = { .tv_sec = 5 };
+	int r = hint, fd;
+
+	cmd->client = htole64(client_id);
+	cmd->req = htole64(++req_no);
+	while (now_us() < deadline) {
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/kv-%d.sock",
+			 dir, r);
+		fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+		if (fd < 0)
+			return -errno;
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
+		    send(fd, cmd, sizeof(*cmd), 0) != sizeof(*cmd) ||
+		    recv(fd, rep, sizeof(*rep), 0) != sizeof(*rep)) {
+			close(fd);
+			r = (r + 1) % NR_REPLICAS;
+			usleep(10000);
+			continue;
+		}
+		close(fd);
+		if (rep->status == KV_NOT_LEADER) {
+			r = rep->leader >= 0 && rep->leader < NR_REPLICAS &&
+			    rep->leader != r ? rep->leader :
+			    (r + 1) % NR_REPLICAS;
+			usleep(rep->leader < 0 ? 20000 : 1000);
+			continue;
+		}
+		if (rep->status == KV_UNAVAILABLE) {
+			usleep(10000);
+			continue;
+		}
+		hint = r;
+		return 0;
+	}
+	return -ETIMEDOUT;
+}
+
+static void op(int kind, int i)
+{
+	struct kv_cmd c = { .op = kind };
+	struct kv_reply rep;
+	int ret;
+
+	c.klen = snprintf(c.key, sizeof(c.key), "key%d", i % NR_KEYS);
+	if (kind == KV_PUT)
+		c.vlen = snprintf(c.val, sizeof(c.val), "value %d", i);
+	ret = call(&c, &rep);
+	if (ret)
+		die(kind == KV_PUT ? "put" : "get", ret);
+	if (rep.status != KV_OK)
+		die(kind == KV_PUT ? "put" : "get", -EPROTO);
+}
+
+int main(int argc, char **argv)
+{
+	static double put[MAXN], get[MAXN];
+	struct sacred_mem_info mem[NR_MEMS];
+	struct sacred_acl_entry acl[NR_REPLICAS];
+	char mems[256] = "", devs_w[64], cmd[8192], line[256];
+	double tp_us[2] = { 0, 0 }, t_start = now_us();
+	long tp_ops[2] = { 0, 0 };
+	int n = 200, tput_ms = 2000, opt, i, j, ret;
+	pid_t replica[NR_REPLICAS];
+	struct sacred_ctrl *ctrl;
+	const char *devs, *bin;
+	FILE *f;
+
+	while ((opt = getopt(argc, argv, "n:t:h")) != -1) {
+		switch (opt) {
+		case 'n':
+			n = atoi(optarg);
+			break;
+		case 't':
+			tput_ms = atoi(optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: kvbench [-n SAMPLES] [-t MS]\n");
+			return opt == 'h' ? 0 : 2;
+		}
+	}
+	if (n < 10 || n > MAXN || tput_ms < 100 || tput_ms > 60000) {
+		fprintf(stderr, "kvbench: -n 10 to %d, -t 100 to 60000\n",
+			MAXN);
+		return 2;
+	}
+	devs = getenv("SACRED_RXE_DEVS");
+	bin = kv_binary();
+	if (!devs || access(bin, X_OK)) {
+		fprintf(stderr, "kvbench: needs the VM rig and %s (make bench)\n",
+			bin);
+		return 1;
+	}
+	ret = sacred_ctrl_open(&ctrl);
+	if (ret)
+		die("sacred_ctrl_open", ret);
+	for (i = 0; i < NR_MEMS; i++) {
+		struct sacred_mem_params p = {
+			.id = SACRED_MEM_ID_ANY,
+			.cm_port = MEM_PORT,
+			.dev_name = devs_w,
+		};
+		struct sockaddr_in *sin = (struct sockaddr_in *)&mem[i].addr;
+		char addr[64];
+
+		if (!word(devs, i, devs_w, sizeof(devs_w)))
+			die("SACRED_RXE_DEVS names fewer than 3 devices",
+			    -EINVAL);
+		ret = sacred_mem_new(ctrl, &p, &mem[i]);
+		if (ret)
+			die("sacred_mem_new", ret);
+		inet_ntop(AF_INET, &sin->sin_addr, addr, sizeof(addr));
+		snprintf(mems + strlen(mems), sizeof(mems) - strlen(mems),
+			 "%s%s:%u", i ? "," : "", addr, ntohs(sin->sin_port));
+	}
+	for (i = 0; i < NR_REPLICAS; i++)
+		acl[i] = (struct sacred_acl_entry){
+			.process_id = PID_BASE + i,
+			.access = RW,
+		};
+	for (i = 0; i < NR_MEMS; i++) {
+		/* entry cells of (sizeof(struct kv_cmd) + 63) & ~7 bytes */
+		ret = sacred_region_new(ctrl, mem[i].id, LOG_REGION,
+					12 << 20,
+					SACRED_POLICY_EXCLUSIVE_WRITER, NULL);
+		if (!ret)
+			ret = sacred_region_set_acl(ctrl, mem[i].id,
+						    LOG_REGION, acl,
+						    NR_REPLICAS);
+		if (!ret)
+			ret = sacred_region_new(ctrl, mem[i].id, HB_REGION,
+						4096, SACRED_POLICY_STATIC,
+						NULL);
+		if (!ret)
+			ret = sacred_region_set_acl(ctrl, mem[i].id,
+						    HB_REGION, acl,
+						    NR_REPLICAS);
+		if (ret)
+			die("creating regions", ret);
+	}
+	snprintf(dir, sizeof(dir), "/tmp/kvbench-%d", getpid());
+	for (i = 0; i < NR_REPLICAS; i++) {
+		char idx[8], nr[8], base[16], cap[16];
+
+		replica[i] = fork();
+		if (replica[i] < 0)
+			die("fork", -errno);
+		if (replica[i])
+			continue;
+		snprintf(idx, sizeof(idx), "%d", i);
+		snprintf(nr, sizeof(nr), "%d", NR_REPLICAS);
+		snprintf(base, sizeof(base), "%d", PID_BASE);
+		snprintf(cap, sizeof(cap), "%d", CAPACITY);
+		/* The replicas' own output would mix with the report. */
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(127);
+		execl(bin, "sacred-kv", "replica", "-i", idx, "-n", nr, "-m",
+		      mems, "-d", dir, "-P", base, "-c", cap, "-L", "1", "-H",
+		      "2", "-s", "300", (char *)NULL);
+		_exit(127);
+	}
+	srand(getpid());
+	client_id = ((uint64_t)rand() << 32) ^ rand();
+
+	/* Warm up: the first request waits for the election. */
+	for (i = 0; i < 10; i++) {
+		op(KV_PUT, i);
+		op(KV_GET, i);
+	}
+	for (i = 0; i < n; i++) {
+		double t0 = now_us();
+
+		op(KV_PUT, i);
+		put[i] = now_us() - t0;
+		t0 = now_us();
+		op(KV_GET, i);
+		get[i] = now_us() - t0;
+	}
+	while (tp_us[0] < tput_ms * 1e3 || tp_us[1] < tput_ms * 1e3) {
+		double t0;
+
+		if (req_no + 40 >= CAPACITY - 300)
+			break;	/* leave room for sacred-kv bench */
+		for (j = 0; j < 2; j++) {
+			t0 = now_us();
+			for (i = 0; i < 20; i++)
+				op(j ? KV_GET : KV_PUT, i);
+			tp_us[j] += now_us() - t0;
+			tp_ops[j] += 20;
+		}
+	}
+
+	printf("# kv: sacred-kv put and get, one client, three replicas\n\n");
+	printf("Microseconds, from the request to the answer: a Unix socket to the leading replica, which appends the request (gets too: every request is a log entry) and answers once it is decided. %d of each, in turns, after 10 of warm-up; %d keys.\n\n",
+	       n, NR_KEYS);
+	printf("| what | min | median | p99 | n |\n|---|---|---|---|---|\n");
+	row("put", put, n);
+	row("get", get, n);
+	printf("\n| throughput, one client, back-to-back | ops/s | operations | seconds |\n|---|---|---|---|\n");
+	for (j = 0; j < 2; j++)
+		printf("| %s | %.0f | %ld | %.2f |\n", j ? "get" : "put",
+		       tp_us[j] > 0 ? tp_ops[j] / (tp_us[j] / 1e6) : 0.0,
+		       tp_ops[j], tp_us[j] / 1e6);
+
+	snprintf(cmd, sizeof(cmd), "%s -d %s bench 200 sacred-kv-bench 2>&1",
+		 bin, dir);
+	f = popen(cmd, "r");
+	printf("\n`sacred-kv bench 200` (its own client, 200 puts of new keys), its summary:\n\n");
+	while (f && fgets(line, sizeof(line), f))
+		printf("    %s", line);
+	ret = f ? pclose(f) : -1;
+	printf("\n(exit status %d)\n", ret == -1 ? -1 : WEXITSTATUS(ret));
+	printf("\nRun: %.0f s in the guest.\n", (now_us() - t_start) / 1e6);
+
+	for (i = 0; i < NR_REPLICAS; i++) {
+		kill(replica[i], SIGTERM);
+		waitpid(replica[i], NULL, 0);
+	}
+	for (i = 0; i < NR_MEMS; i++)
+		sacred_mem_del(ctrl, mem[i].id);
+	sacred_ctrl_close(ctrl);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ret = system(cmd);
+	return 0;
+}
