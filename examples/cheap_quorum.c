@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR BSD-2-Clause
 /*
- * cheap_quorum - Cheap Quorum over three memory instances, twice: once
- * with three correct processes (decided on the fast path), once with a
- * leader that turns Byzantine and signs two values (nobody decides on the
- * fast path; the leader's write permission is revoked for good, and the
- * memories refuse both its late write and its request to get write back).
+ * cheap_quorum - Byzantine consensus (Cheap Quorum and its robust backup)
+ * over three memory instances, three times: with three correct processes
+ * (decided on the fast path); with a leader that turns Byzantine and signs
+ * two values (nobody decides on the fast path; the leader's write
+ * permission is revoked for good, the memories refuse both its late write
+ * and its request to get write back, and the backup decides); and with a
+ * leader that lets one process decide on the fast path and then lies to
+ * a slow one, which still decides the same value.
  *
  *   cheap_quorum ADDR:PORT ADDR:PORT ADDR:PORT
  *
@@ -40,34 +43,28 @@ static void die(const char *what, int ret)
 	exit(1);
 }
 
-/* Region @id on every instance with @policy; @writer writes, others read. */
-static void region(uint32_t id, uint8_t policy, int writer)
+/* The instance's 1 + 3N regions at @base on every memory. */
+static void regions(uint32_t base)
 {
-	struct sacred_acl_entry acl[N];
-	int i, ret;
+	struct sacred_cq_attr ca = {
+		.base_region = base,
+		.leader_pid = PID(0),
+		.value_max = VALUE_MAX,
+	};
+	int ret = sacred_cq_setup(ctrl, mem_ids, N, &ca, N);
 
-	for (i = 0; i < N; i++)
-		acl[i] = (struct sacred_acl_entry){
-			.process_id = PID(i),
-			.access = i == writer ? RW : SACRED_ACCESS_READ,
-		};
-	for (i = 0; i < N; i++) {
-		ret = sacred_region_new(ctrl, mem_ids[i], id, 65536, policy,
-					NULL);
-		if (!ret)
-			ret = sacred_region_set_acl(ctrl, mem_ids[i], id, acl,
-						    N);
-		if (ret)
-			die("creating a region", ret);
-	}
+	if (ret)
+		die("sacred_cq_setup", ret);
 }
 
-static void region_del(uint32_t id)
+static void regions_del(uint32_t base)
 {
+	uint32_t id;
 	int i;
 
-	for (i = 0; i < N; i++)
-		sacred_region_del(ctrl, mem_ids[i], id);
+	for (id = base; id < base + 1 + 3 * N; id++)
+		for (i = 0; i < N; i++)
+			sacred_region_del(ctrl, mem_ids[i], id);
 }
 
 struct proc {
@@ -77,6 +74,8 @@ struct proc {
 	char in[VALUE_MAX];
 	char out[VALUE_MAX + 1];
 	int ret;
+	int help;
+	unsigned int delay_ms;
 	struct sacred_cq_stats st;
 };
 
@@ -101,7 +100,7 @@ static void proc_open(struct proc *p, int me, uint32_t base)
 		m[i] = (struct sacred_rmem_member){
 			.addr = (struct sockaddr *)&addrs[i],
 		};
-	p->me = me;
+	*p = (struct proc){ .me = me };
 	ret = sacred_rmem_create(&ra, &p->rm);
 	if (ret)
 		die("connecting", ret);
@@ -123,23 +122,44 @@ static void *propose(void *arg)
 	struct proc *p = arg;
 	size_t len = 0;
 
+	if (p->delay_ms)
+		usleep(p->delay_ms * 1000);
 	p->ret = sacred_cq_propose(p->cq, p->in, strlen(p->in) + 1, p->out,
 				   VALUE_MAX, &len);
 	p->out[len <= VALUE_MAX ? len : VALUE_MAX] = '\0';
 	sacred_cq_stats(p->cq, &p->st);
+	/* the others may need us for a quorum */
+	p->help = p->ret ? p->ret : sacred_cq_help(p->cq, 1000);
 	return NULL;
 }
 
+static void *help(void *arg)
+{
+	struct proc *p = arg;
+
+	p->help = sacred_cq_help(p->cq, 1000);
+	return NULL;
+}
+
+static const char *const carried[] = {
+	[SACRED_CQ_CARRY_INPUT] = "its own input",
+	[SACRED_CQ_CARRY_LEADER] = "the leader's value",
+	[SACRED_CQ_CARRY_COPY] = "its copy of the leader's value",
+	[SACRED_CQ_CARRY_CERTIFIED] = "a unanimity certificate",
+};
+
 static void report(const struct proc *p)
 {
-	if (!p->ret)
+	if (p->ret)
+		printf("  P%d failed: %s\n", p->me, strerror(-p->ret));
+	else if (p->st.fast)
 		printf("  P%d decided \"%s\" on the fast path (%u quorum round trips)\n",
 		       p->me, p->out, p->st.round_trips);
-	else if (p->ret == SACRED_CQ_PANIC)
-		printf("  P%d panicked: revoked the leader, carries \"%s\" into the backup\n",
-		       p->me, p->out);
 	else
-		printf("  P%d failed: %s\n", p->me, strerror(-p->ret));
+		printf("  P%d panicked (revoked the leader, carried %s) and decided \"%s\" in backup round %u%s\n",
+		       p->me, carried[p->st.carried], p->out,
+		       p->st.backup_rounds - 1,
+		       p->st.faulty ? ", after catching P0 lying" : "");
 }
 
 int main(int argc, char **argv)
@@ -201,9 +221,7 @@ int main(int argc, char **argv)
 	printf("Ed25519 keys for P0..P2 in %s\n", dir);
 
 	printf("\nRound 1: three correct processes, leader P0\n");
-	region(60, SACRED_POLICY_REVOKE_ONLY, 0);
-	for (i = 0; i < N; i++)
-		region(61 + i, SACRED_POLICY_SWMR, i);
+	regions(60);
 	for (i = 0; i < N; i++)
 		proc_open(&p[i], i, 60);
 	for (i = 0; i < N; i++)
@@ -216,9 +234,7 @@ int main(int argc, char **argv)
 	}
 
 	printf("\nRound 2: the leader P0 turns Byzantine and signs two values\n");
-	region(70, SACRED_POLICY_REVOKE_ONLY, 0);
-	for (i = 0; i < N; i++)
-		region(71 + i, SACRED_POLICY_SWMR, i);
+	regions(70);
 	for (i = 0; i < N; i++)
 		proc_open(&p[i], i, 70);
 	ret = sacred_cq_lead_value(p[0].cq, "red", 4);
@@ -244,10 +260,43 @@ int main(int argc, char **argv)
 	for (i = 0; i < N; i++)
 		proc_close(&p[i]);
 
-	for (i = 60; i < 64; i++)
-		region_del(i);
-	for (i = 70; i < 74; i++)
-		region_del(i);
+	printf("\nRound 3: P0 lets P1 decide on the fast path, then lies to a slow P2\n");
+	regions(80);
+	for (i = 0; i < N; i++)
+		proc_open(&p[i], i, 80);
+	sacred_cq_lead_value(p[0].cq, "red", 4);
+	sacred_cq_misbehave(p[0].cq, SACRED_CQ_BAD_COPY, "red", 4);
+	sacred_cq_misbehave(p[2].cq, SACRED_CQ_STALL_AFTER_COPY, NULL, 0);
+	{
+		size_t len;
+
+		ret = sacred_cq_propose(p[2].cq, p[2].in,
+					strlen(p[2].in) + 1, p[2].out,
+					VALUE_MAX, &len);
+	}
+	printf("  P2 copies \"red\" and stalls: %s\n",
+	       ret == -EINPROGRESS ? "ok" : strerror(-ret));
+	propose(&p[1]);
+	report(&p[1]);
+	sacred_cq_misbehave(p[0].cq, SACRED_CQ_BAD_COPY, "blue", 5);
+	sacred_cq_misbehave(p[0].cq, SACRED_CQ_BAD_CARRY, "blue", 5);
+	sacred_cq_misbehave(p[0].cq, SACRED_CQ_BAD_PROPOSE, "blue", 5);
+	printf("  P0 replaces its copy with \"blue\" and will argue for it in the backup\n");
+	p[0].delay_ms = 300;
+	pthread_create(&th[0], NULL, propose, &p[0]);
+	pthread_create(&th[1], NULL, help, &p[1]);
+	propose(&p[2]);
+	pthread_join(th[0], NULL);
+	pthread_join(th[1], NULL);
+	report(&p[2]);
+	printf("  P1 and P2 agree: %s\n",
+	       !strcmp(p[1].out, p[2].out) ? "yes" : "NO");
+	for (i = 0; i < N; i++)
+		proc_close(&p[i]);
+
+	regions_del(60);
+	regions_del(70);
+	regions_del(80);
 	for (i = 0; i < N; i++) {
 		char path[128];
 
@@ -259,6 +308,5 @@ int main(int argc, char **argv)
 	}
 	rmdir(dir);
 	sacred_ctrl_close(ctrl);
-	printf("\nThe robust backup that would decide after a panic is not written yet.\n");
 	return 0;
 }

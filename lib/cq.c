@@ -1,49 +1,96 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause
 /*
- * libsacred - Cheap Quorum's fast path and panic (Aguilera et al., "The
- * Impact of RDMA on Agreement", PODC'19): Byzantine consensus that decides
- * in one round of writes when all n processes are correct, and otherwise
- * revokes the leader's write permission - for good, through the memory's
- * revoke-only policy - and hands every process a value to carry into the
- * robust backup.
+ * libsacred - Byzantine consensus on memory permissions: Cheap Quorum's
+ * fast path, its panic, and the robust backup (Aguilera et al., "The
+ * Impact of RDMA on Agreement", PODC'19; the backup after Clement et al.,
+ * "On the (limited) power of non-equivocation", PODC'12). n >= 2f + 1
+ * processes, f of them Byzantine; a minority of memories may crash.
  *
- * This file owns struct sacred_cq: the regions' layout, the signed
- * records, the fast path and the panic.
+ * This file owns struct sacred_cq: the regions' layout and their setup,
+ * the signed records, the fast path, the panic and the backup.
  *
- * Regions, the same ids on every memory of a replicated memory:
+ * Regions, the same ids on every memory (sacred_cq_setup() makes them):
  *
- *   base            the leader region: policy revoke-only, the leader
- *                   read-write, everyone else read. Slot 0: the leader's
- *                   signed value.
- *   base + 1 + i    process i's region: policy swmr, i the writer. Slot 0:
- *                   i's signed copy of the leader's value; slot 1: i's
- *                   signed panic.
+ *   base              the leader region: revoke-only, the leader (process
+ *                     0) read-write, everyone else read. Slot 0: the
+ *                     leader's signed value.
+ *   base + 1 + i      process i's region: swmr, i the writer. Slot 0: i's
+ *                     signed copy of the leader's value; slot 1: i's
+ *                     signed panic; slot 2: "done" (i decided).
+ *   base + 1 + n + i  process i's commit region: revoke-only, i
+ *                     read-write. Slot 0: the unanimity certificate i saw
+ *                     before it decided on the fast path.
+ *   base + 1 + 2n + i process i's broadcast region for the backup (swmr,
+ *                     lib/neb.c).
  *
- * propose(v), process i (the leader is process 0):
+ * Fast path, process i, input v:
  *   1. the leader writes (v, sig_leader(v)) into the leader region;
  *   2. read the leader region until a value validly signed by the leader
- *      is there; copy (v, leader's signature, own signature) into own
- *      slot 0;
+ *      is there; write (value, leader's signature, own signature) into
+ *      own slot 0 - the copy; a process copies at most once;
  *   3. read every process's slot 0 until all n hold valid copies of the
- *      same value: decide it (the fast path: for the leader its write,
- *      one read of the leader region, its copy and n copy reads - n + 3
- *      quorum round trips, one after the other, when everyone is there).
- *   Panic - on a timeout, a copy of another validly signed value (the
- *   leader equivocated), or another process's panic: revoke the leader's
- *   write permission on the leader region (changePermission, access 0,
- *   target the leader), write a signed panic into own slot 1, and return
- *   the value to carry into the backup: own copy if any (a value decided
- *   on the fast path was copied by every process, so every correct one
- *   carries it), else the leader's signed value if one can be read now,
- *   else the process's own input.
+ *      same value: the n copy signatures and the leader's are a unanimity
+ *      certificate for it;
+ *   4. write the certificate into own commit region; once a quorum of
+ *      memories took it, decide.
+ *   For the leader, n + 4 quorum round trips one after the other when
+ *   everyone is there; n + 3 for the others.
  *
- * What a Byzantine process cannot do: write into another's region or,
- * after the panic, the leader region (the memory refuses), sign as
- * another process, or make two correct processes decide differently on
- * the fast path (that needs all n copies to agree).
+ * Panic - on a timeout, a copy of another validly signed value (the
+ * leader equivocated), someone else's panic, or a failed commit:
+ *   1. revoke the leader's write on the leader region (revoke-only: for
+ *      good), and sign a panic into own slot 1;
+ *   2. for every other process j: revoke j's write on j's commit region,
+ *      then read it. Once the revoke is answered no commit of j can land
+ *      any more (the kernel fences it), and the read, which follows the
+ *      revoke on every memory it uses (a memory with a changePermission
+ *      in flight sits out: lib/rmem.c), sees every commit that landed
+ *      before. A correct process decides on the fast path only after its
+ *      commit reached a quorum, and that quorum meets the read's: so if
+ *      any correct process decided v on the fast path, every correct
+ *      process that panics finds v's certificate.
+ *   3. carry into the backup: a certified value if one was found (or
+ *      this process holds one itself), else the own copy, else the
+ *      leader's value if readable, else the own input. Only "certified"
+ *      has weight in the backup; a certificate needs all n signatures,
+ *      and a correct process signs one copy, so at most one value ever
+ *      has one.
  *
- * The robust backup (Paxos over non-equivocating broadcast) is not
- * written yet: a panic returns SACRED_CQ_PANIC with the value to carry.
+ * The robust backup: single-decree Paxos over non-equivocating broadcast,
+ * rounds r = 0, 1, ... led by process r mod n, a quorum being a majority
+ * (f + 1 of 2f + 1). Each process broadcasts exactly one message for each
+ * number k, in order: k = 3r PROMISE(r) (for r = 0 with the carried
+ * value and its certificate), k = 3r + 1 PROPOSE(r, S, v) from the
+ * leader or SKIP, k = 3r + 2 ACCEPT(r, v) or SKIP. Nobody takes a
+ * message on trust: a message is used only once it and every earlier one
+ * of its sender were delivered (lib/neb.c: everyone delivers the same
+ * content or nothing) and checked against the sender's own history and
+ * the messages it depends on:
+ *   PROPOSE(r, S, v): S is a quorum whose PROMISE(r) are valid, and v is
+ *     the value of the highest round anyone in S had accepted before its
+ *     PROMISE(r); if nobody had, the certified value carried by someone
+ *     in S; if none, the value carried by some member of S;
+ *   ACCEPT(r, v): v is the value of the leader's valid PROPOSE(r).
+ * A process decides v when a quorum's ACCEPT(r, v) are valid. Invalid
+ * messages prove their sender faulty; it is ignored from then on. With
+ * histories checked this way a Byzantine process can only do what a
+ * correct one might (choose its input, stay silent, be slow), so Paxos'
+ * argument holds with f + 1 of 2f + 1: a decided (r, v) had a quorum of
+ * valid ACCEPTs; every later quorum of PROMISEs contains one of their
+ * senders, whose valid PROMISE reports an accept of round >= r, so every
+ * later valid PROPOSE is v. If v was decided on the fast path, every
+ * correct process carries v certified and no other value can be, so the
+ * first valid PROPOSE - from any quorum, which holds a correct process -
+ * is v too. Round r waits round_ms * (r + 1) for each of its steps.
+ *
+ * After deciding, a process writes "done" into its slot 2;
+ * sacred_cq_help() keeps a decided process in the backup (a quorum needs
+ * it) until every process is done or time runs out.
+ *
+ * What a Byzantine process cannot do: write into another's region, or the
+ * leader region after the panic, or a commit region after its revoke (the
+ * memory refuses); sign as another process; make two correct processes
+ * deliver different messages; get an unjustified value accepted.
  */
 #include <endian.h>
 #include <errno.h>
@@ -61,31 +108,127 @@
 #define CQ_PANIC_DOMAIN	"sacred-cq-panic-v1"
 /* Record: __le32 len, pad, leader signature, own signature, value. */
 #define CQ_HDR		(8 + 2 * SACRED_BZ_SIG_LEN)
+#define CQ_SIG		SACRED_BZ_SIG_LEN
+
+/* Slots of a process's region. */
+#define CQ_SLOT_COPY	0
+#define CQ_SLOT_PANIC	1
+#define CQ_SLOT_DONE	2
+#define CQ_NR_SLOTS	3
+
+/* Backup messages: header, then the value, then (certified) signatures. */
+#define BK_PROMISE	1
+#define BK_PROPOSE	2
+#define BK_ACCEPT	3
+#define BK_SKIP		4
+#define BK_CERT		0x1	/* flags: the carried value is certified */
+#define BK_HDR		16
+
+#define CQ_DEFAULT_ROUNDS	8
+#define CQ_MAX_ROUNDS		64
 
 /**
- * struct sacred_cq - one process's view of a Cheap Quorum instance
+ * struct cq_peer - what the backup checked of one process's messages
+ * @next: messages 0 .. @next - 1 were delivered and are valid
+ * @bad: the process sent an invalid message: ignored from then on
+ * @certified: its carried value is certified
+ * @carry_len: bytes of the carried value
+ * @carry: the carried value (from its PROMISE(0))
+ * @abal: the last round it accepted in, -1 for none
+ * @aval_len: bytes of that round's value
+ * @aval: the value
+ * @p_abal: per round r, @abal when it promised r
+ * @p_len: per round, @aval_len then
+ * @p_val: per round, @aval then (value_max bytes each)
+ * @prop_ok: per round it leads, its PROPOSE is valid
+ * @prop_len: that proposal's bytes
+ * @prop_val: its value (value_max bytes each)
+ * @acc: per round, its ACCEPT is valid
+ */
+struct cq_peer {
+	unsigned int next;
+	bool bad;
+	bool certified;
+	size_t carry_len;
+	uint8_t *carry;
+	int abal;
+	size_t aval_len;
+	uint8_t *aval;
+	int *p_abal;
+	size_t *p_len;
+	uint8_t *p_val;
+	bool *prop_ok;
+	size_t *prop_len;
+	uint8_t *prop_val;
+	bool *acc;
+};
+
+/**
+ * struct sacred_cq - one process's view of a Byzantine consensus instance
  * @a: as opened
+ * @n: processes
  * @me: this process
+ * @quorum: a majority of @n
+ * @pids: process ids (targets of the panic's revokes)
  * @leader: the leader region's slots
  * @procs: each process's region's slots
+ * @commit: each process's commit region's slots
+ * @neb: the backup's broadcast
  * @rec: a record being built
  * @buf: one being read
  * @signed_buf: the bytes a signature covers
+ * @msg: a backup message being built or read
+ * @msg_max: the largest backup message
  * @stats: counters of the last propose
  * @copied: this process copied (or tried to copy) a leader's value
  * @copy: that value
  * @copy_len: its bytes
+ * @lsig: the leader's signature of it
+ * @stall: test hook: return after the copy
+ * @cert: a unanimity certificate held: leader signature, n copy
+ *	signatures
+ * @certified: @cert and @cert_val are set
+ * @cert_val: the certified value
+ * @cert_len: its bytes
+ * @decided: this process decided
+ * @dec: the decision
+ * @dec_len: its bytes
+ * @in_backup: this process has joined the backup
+ * @round: the backup round this process is in
+ * @peer: the backup's view of every process
+ * @bad_carry: test hook: carry this into the backup
+ * @bad_carry_len: its bytes, or -1 for none
+ * @bad_prop: test hook: propose this as backup leader
+ * @bad_prop_len: its bytes, or -1 for none
  */
 struct sacred_cq {
 	struct sacred_cq_attr a;
-	unsigned int me;
+	unsigned int n, me, quorum;
+	uint32_t pids[SACRED_BZ_MAX_PROCS];
 	struct sacred_slots *leader;
 	struct sacred_slots *procs[SACRED_BZ_MAX_PROCS];
-	uint8_t *rec, *buf, *signed_buf;
+	struct sacred_slots *commit[SACRED_BZ_MAX_PROCS];
+	struct sacred_neb *neb;
+	uint8_t *rec, *buf, *signed_buf, *msg;
+	size_t msg_max;
 	struct sacred_cq_stats stats;
 	bool copied;
 	uint8_t *copy;
 	size_t copy_len;
+	uint8_t lsig[CQ_SIG];
+	bool stall;
+	uint8_t cert[(SACRED_BZ_MAX_PROCS + 1) * CQ_SIG];
+	bool certified;
+	uint8_t *cert_val;
+	size_t cert_len;
+	bool decided;
+	uint8_t *dec;
+	size_t dec_len;
+	bool in_backup;
+	unsigned int round;
+	struct cq_peer peer[SACRED_BZ_MAX_PROCS];
+	uint8_t *bad_carry, *bad_prop;
+	ssize_t bad_carry_len, bad_prop_len;
 };
 
 struct cq_rec {
@@ -103,6 +246,19 @@ static uint64_t cq_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static size_t cq_msg_max(unsigned int n, size_t value_max)
+{
+	return BK_HDR + value_max + (n + 1) * CQ_SIG;
+}
+
+/* Bytes of a region of @nr_slots two-cell slots of @payload (lib/slots.c). */
+static uint64_t cq_region_bytes(size_t payload, unsigned int nr_slots)
+{
+	uint64_t cell = (SACRED_CELL_HDR + payload + 7) & ~(uint64_t)7;
+
+	return (2 * cell * nr_slots + 4095) & ~(uint64_t)4095;
+}
+
 /* The bytes a signature covers: instance (base region), then @parts. */
 static size_t cq_signed(struct sacred_cq *cq, const void *a, size_t alen,
 			const void *b, size_t blen)
@@ -116,24 +272,48 @@ static size_t cq_signed(struct sacred_cq *cq, const void *a, size_t alen,
 	return 4 + alen + blen;
 }
 
-static bool cq_value_ok(struct sacred_cq *cq, const struct cq_rec *r)
+static bool cq_leader_sig_ok(struct sacred_cq *cq, const void *v, size_t len,
+			     const uint8_t *lsig)
 {
-	size_t n = cq_signed(cq, r->val, r->len, NULL, 0);
+	size_t n = cq_signed(cq, v, len, NULL, 0);
 
 	return sacred_bz_verify(cq->a.keys, 0, CQ_VALUE_DOMAIN,
-				cq->signed_buf, n, r->lsig);
+				cq->signed_buf, n, lsig);
+}
+
+static bool cq_copy_sig_ok(struct sacred_cq *cq, unsigned int who,
+			   const void *v, size_t len, const uint8_t *lsig,
+			   const uint8_t *sig)
+{
+	size_t n = cq_signed(cq, lsig, CQ_SIG, v, len);
+
+	return sacred_bz_verify(cq->a.keys, who, CQ_COPY_DOMAIN,
+				cq->signed_buf, n, sig);
 }
 
 static bool cq_copy_ok(struct sacred_cq *cq, unsigned int who,
 		       const struct cq_rec *r)
 {
-	size_t n;
+	return cq_leader_sig_ok(cq, r->val, r->len, r->lsig) &&
+	       cq_copy_sig_ok(cq, who, r->val, r->len, r->lsig, r->sig);
+}
 
-	if (!cq_value_ok(cq, r))
+/*
+ * A unanimity certificate for @v: the leader's signature, then each
+ * process's copy signature, CQ_SIG bytes each.
+ */
+static bool cq_cert_ok(struct sacred_cq *cq, const void *v, size_t len,
+		       const uint8_t *cert)
+{
+	unsigned int p;
+
+	if (!cq_leader_sig_ok(cq, v, len, cert))
 		return false;
-	n = cq_signed(cq, r->lsig, SACRED_BZ_SIG_LEN, r->val, r->len);
-	return sacred_bz_verify(cq->a.keys, who, CQ_COPY_DOMAIN,
-				cq->signed_buf, n, r->sig);
+	for (p = 0; p < cq->n; p++)
+		if (!cq_copy_sig_ok(cq, p, v, len, cert,
+				    cert + (1 + p) * CQ_SIG))
+			return false;
+	return true;
 }
 
 static bool cq_parse(const struct sacred_cq *cq, const uint8_t *buf,
@@ -146,7 +326,7 @@ static bool cq_parse(const struct sacred_cq *cq, const uint8_t *buf,
 	memcpy(&l, buf, 4);
 	r->len = le32toh(l);
 	r->lsig = buf + 8;
-	r->sig = buf + 8 + SACRED_BZ_SIG_LEN;
+	r->sig = buf + 8 + CQ_SIG;
 	r->val = buf + CQ_HDR;
 	return r->len <= cq->a.value_max && r->len == len - CQ_HDR;
 }
@@ -160,56 +340,239 @@ static size_t cq_build(struct sacred_cq *cq, const void *v, size_t len,
 
 	memset(cq->rec, 0, CQ_HDR);
 	memcpy(cq->rec, &l, 4);
-	memcpy(cq->rec + CQ_HDR, v, len);
+	memmove(cq->rec + CQ_HDR, v, len);
 	if (lsig) {
-		memcpy(cq->rec + 8, lsig, SACRED_BZ_SIG_LEN);
+		memmove(cq->rec + 8, lsig, CQ_SIG);
 	} else {
 		n = cq_signed(cq, v, len, NULL, 0);
 		sacred_bz_sign(cq->a.keys, CQ_VALUE_DOMAIN, cq->signed_buf, n,
 			       cq->rec + 8);
 	}
 	if (copy) {
-		n = cq_signed(cq, cq->rec + 8, SACRED_BZ_SIG_LEN, v, len);
+		n = cq_signed(cq, cq->rec + 8, CQ_SIG, v, len);
 		sacred_bz_sign(cq->a.keys, CQ_COPY_DOMAIN, cq->signed_buf, n,
-			       cq->rec + 8 + SACRED_BZ_SIG_LEN);
+			       cq->rec + 8 + CQ_SIG);
 	}
 	return CQ_HDR + len;
 }
 
+/*
+ * Every panic revokes write permissions, and the kernel fences a revoked
+ * process's connections (Documentation/permission-switch.rst): an
+ * operation of ours may find them reset. Reconnect and try again, a few
+ * times.
+ */
+static bool cq_again(struct sacred_cq *cq, int ret, int *tries)
+{
+	if ((ret != -ECONNRESET && ret != -ENOTCONN) || (*tries)++ >= 3)
+		return false;
+	sacred_rmem_revive(cq->a.rm);
+	return true;
+}
+
+/* Remember a certificate (value and signatures) as this process's. */
+static void cq_hold_cert(struct sacred_cq *cq, const void *v, size_t len,
+			 const uint8_t *cert)
+{
+	memmove(cq->cert_val, v, len);
+	cq->cert_len = len;
+	memmove(cq->cert, cert, (cq->n + 1) * CQ_SIG);
+	cq->certified = true;
+}
+
 /**
- * sacred_cq_open() - join a Cheap Quorum instance
+ * sacred_cq_setup() - create an instance's regions on memory instances
+ * @ctrl: netlink handle (as admin, on the memories' host)
+ * @mem_ids: the memory instances
+ * @nr_mems: how many
+ * @attr: the instance: base_region, value_max, rounds, and the process
+ *	ids (pids, or leader_pid + i); rm and keys are not used
+ * @nr_procs: processes
+ *
+ * Creates the 1 + 3 * @nr_procs regions of the layout in lib/cq.c with
+ * their policies and ACLs, each as small as it can be.
+ *
+ * Return: 0; -EINVAL; the errors of sacred_region_new() and
+ * sacred_region_set_acl() (regions made before a failure stay).
+ */
+int sacred_cq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
+		    unsigned int nr_mems, const struct sacred_cq_attr *attr,
+		    unsigned int nr_procs)
+{
+	struct sacred_acl_entry acl[SACRED_BZ_MAX_PROCS];
+	unsigned int rounds, i, j, p, kind;
+	uint64_t size;
+	size_t rec;
+	int ret;
+
+	if (!ctrl || !mem_ids || !attr || nr_procs < 2 ||
+	    nr_procs > SACRED_BZ_MAX_PROCS || attr->value_max > (1U << 16))
+		return -EINVAL;
+	rounds = attr->rounds ? attr->rounds : CQ_DEFAULT_ROUNDS;
+	if (rounds > CQ_MAX_ROUNDS)
+		return -EINVAL;
+	rec = CQ_HDR + attr->value_max;
+	for (kind = 0; kind < 4; kind++) {
+		for (p = 0; p < (kind ? nr_procs : 1); p++) {
+			uint32_t id = attr->base_region;
+			uint8_t policy = SACRED_POLICY_SWMR;
+
+			switch (kind) {
+			case 0:
+				size = cq_region_bytes(rec, 1);
+				policy = SACRED_POLICY_REVOKE_ONLY;
+				break;
+			case 1:
+				id += 1 + p;
+				size = cq_region_bytes(rec, CQ_NR_SLOTS);
+				break;
+			case 2:
+				id += 1 + nr_procs + p;
+				size = cq_region_bytes(CQ_HDR + attr->value_max +
+						       (nr_procs - 1) * CQ_SIG,
+						       1);
+				policy = SACRED_POLICY_REVOKE_ONLY;
+				break;
+			default:
+				id += 1 + 2 * nr_procs + p;
+				size = cq_region_bytes(cq_msg_max(nr_procs,
+							attr->value_max) + 88,
+						       3 * rounds *
+						       (nr_procs + 1));
+				break;
+			}
+			for (i = 0; i < nr_procs; i++)
+				acl[i] = (struct sacred_acl_entry){
+					.process_id = attr->pids ?
+						attr->pids[i] :
+						attr->leader_pid + i,
+					.access = i == p ?
+						SACRED_ACCESS_READ |
+						SACRED_ACCESS_WRITE :
+						SACRED_ACCESS_READ,
+				};
+			for (j = 0; j < nr_mems; j++) {
+				ret = sacred_region_new(ctrl, mem_ids[j], id,
+							size, policy, NULL);
+				if (!ret)
+					ret = sacred_region_set_acl(ctrl,
+								    mem_ids[j],
+								    id, acl,
+								    nr_procs);
+				if (ret)
+					return ret;
+			}
+		}
+	}
+	return 0;
+}
+
+static void cq_free_peers(struct sacred_cq *cq)
+{
+	unsigned int p;
+
+	for (p = 0; p < SACRED_BZ_MAX_PROCS; p++) {
+		struct cq_peer *pe = &cq->peer[p];
+
+		free(pe->carry);
+		free(pe->aval);
+		free(pe->p_abal);
+		free(pe->p_len);
+		free(pe->p_val);
+		free(pe->prop_ok);
+		free(pe->prop_len);
+		free(pe->prop_val);
+		free(pe->acc);
+		memset(pe, 0, sizeof(*pe));
+	}
+}
+
+static int cq_alloc_peers(struct sacred_cq *cq)
+{
+	unsigned int p, r = cq->a.rounds;
+	size_t vm = cq->a.value_max + 1;
+
+	for (p = 0; p < cq->n; p++) {
+		struct cq_peer *pe = &cq->peer[p];
+
+		pe->carry = malloc(vm);
+		pe->aval = malloc(vm);
+		pe->p_abal = calloc(r, sizeof(*pe->p_abal));
+		pe->p_len = calloc(r, sizeof(*pe->p_len));
+		pe->p_val = malloc(r * vm);
+		pe->prop_ok = calloc(r, sizeof(*pe->prop_ok));
+		pe->prop_len = calloc(r, sizeof(*pe->prop_len));
+		pe->prop_val = malloc(r * vm);
+		pe->acc = calloc(r, sizeof(*pe->acc));
+		if (!pe->carry || !pe->aval || !pe->p_abal || !pe->p_len ||
+		    !pe->p_val || !pe->prop_ok || !pe->prop_len ||
+		    !pe->prop_val || !pe->acc)
+			return -ENOMEM;
+		pe->abal = -1;
+	}
+	return 0;
+}
+
+/**
+ * sacred_cq_open() - join a Byzantine consensus instance
  * @attr: see &struct sacred_cq_attr
  * @cqp: on success, the handle
  *
  * Return: 0; -EINVAL; -ENOMEM; -EPERM when this process cannot write its
- * own region (or, as the leader, the leader region); the errors of
- * sacred_slots_open().
+ * own regions (or, as the leader, the leader region); the errors of
+ * sacred_slots_open() and sacred_neb_open().
  */
 int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 {
+	struct sacred_neb_attr na;
 	unsigned int p, n;
 	struct sacred_cq *cq;
 	size_t rec;
 	int ret;
 
 	if (!attr || !cqp || !attr->rm || !attr->keys ||
-	    attr->value_max > (1U << 16) || attr->timeout_ms < 0)
+	    attr->value_max > (1U << 16) || attr->timeout_ms < 0 ||
+	    attr->round_ms < 0 || attr->rounds > CQ_MAX_ROUNDS)
 		return -EINVAL;
 	n = sacred_bz_nr_procs(attr->keys);
+	if (n < 2)
+		return -EINVAL;
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -ENOMEM;
 	cq->a = *attr;
 	if (!cq->a.timeout_ms)
 		cq->a.timeout_ms = 1000;
+	if (!cq->a.round_ms)
+		cq->a.round_ms = cq->a.timeout_ms;
+	if (!cq->a.rounds)
+		cq->a.rounds = CQ_DEFAULT_ROUNDS;
+	cq->a.pids = NULL;
+	cq->n = n;
+	cq->quorum = n / 2 + 1;
 	cq->me = sacred_bz_me(attr->keys);
+	for (p = 0; p < n; p++)
+		cq->pids[p] = attr->pids ? attr->pids[p] : attr->leader_pid + p;
+	cq->bad_carry_len = -1;
+	cq->bad_prop_len = -1;
+	cq->msg_max = cq_msg_max(n, attr->value_max);
 	rec = CQ_HDR + attr->value_max;
 	ret = -ENOMEM;
-	cq->rec = malloc(rec);
-	cq->buf = malloc(rec);
-	cq->signed_buf = malloc(4 + SACRED_BZ_SIG_LEN + attr->value_max);
+	cq->rec = malloc(rec + n * CQ_SIG);
+	cq->buf = malloc(rec + n * CQ_SIG);
+	cq->signed_buf = malloc(4 + CQ_SIG + attr->value_max);
+	cq->msg = malloc(cq->msg_max);
 	cq->copy = malloc(attr->value_max + 1);
-	if (!cq->rec || !cq->buf || !cq->signed_buf || !cq->copy)
+	cq->cert_val = malloc(attr->value_max + 1);
+	cq->dec = malloc(attr->value_max + 1);
+	cq->bad_carry = malloc(attr->value_max + 1);
+	cq->bad_prop = malloc(attr->value_max + 1);
+	if (!cq->rec || !cq->buf || !cq->signed_buf || !cq->msg ||
+	    !cq->copy || !cq->cert_val || !cq->dec || !cq->bad_carry ||
+	    !cq->bad_prop)
+		goto err;
+	ret = cq_alloc_peers(cq);
+	if (ret)
 		goto err;
 	ret = sacred_slots_open(attr->rm, attr->base_region, rec, 1, 0,
 				&cq->leader);
@@ -217,12 +580,29 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 		goto err;
 	for (p = 0; p < n; p++) {
 		ret = sacred_slots_open(attr->rm, attr->base_region + 1 + p,
-					rec, 2, 0, &cq->procs[p]);
+					rec, CQ_NR_SLOTS, 0, &cq->procs[p]);
+		if (ret)
+			goto err;
+		ret = sacred_slots_open(attr->rm,
+					attr->base_region + 1 + n + p,
+					rec + (n - 1) * CQ_SIG, 1, 0,
+					&cq->commit[p]);
 		if (ret)
 			goto err;
 	}
+	na = (struct sacred_neb_attr){
+		.rm = attr->rm,
+		.keys = attr->keys,
+		.base_region = attr->base_region + 1 + 2 * n,
+		.nr_msgs = 3 * cq->a.rounds,
+		.msg_max = cq->msg_max,
+	};
+	ret = sacred_neb_open(&na, &cq->neb);
+	if (ret)
+		goto err;
 	ret = -EPERM;
 	if (!sacred_slots_writer(cq->procs[cq->me]) ||
+	    !sacred_slots_writer(cq->commit[cq->me]) ||
 	    (cq->me == 0 && !sacred_slots_writer(cq->leader)))
 		goto err;
 	*cqp = cq;
@@ -240,13 +620,22 @@ void sacred_cq_close(struct sacred_cq *cq)
 
 	if (!cq)
 		return;
+	sacred_neb_close(cq->neb);
 	sacred_slots_close(cq->leader);
-	for (p = 0; p < SACRED_BZ_MAX_PROCS; p++)
+	for (p = 0; p < SACRED_BZ_MAX_PROCS; p++) {
 		sacred_slots_close(cq->procs[p]);
+		sacred_slots_close(cq->commit[p]);
+	}
+	cq_free_peers(cq);
 	free(cq->rec);
 	free(cq->buf);
 	free(cq->signed_buf);
+	free(cq->msg);
 	free(cq->copy);
+	free(cq->cert_val);
+	free(cq->dec);
+	free(cq->bad_carry);
+	free(cq->bad_prop);
 	free(cq);
 }
 
@@ -261,36 +650,109 @@ static int cq_read_leader(struct sacred_cq *cq, struct cq_rec *r)
 				cq->a.value_max, &v);
 	if (ret)
 		return ret == -ENODATA ? -EAGAIN : ret;
-	if (!cq_parse(cq, cq->buf, v.len, r) || !cq_value_ok(cq, r))
+	if (!cq_parse(cq, cq->buf, v.len, r) ||
+	    !cq_leader_sig_ok(cq, r->val, r->len, r->lsig))
 		return -EBADMSG;
 	return 0;
 }
 
+/* Has anyone panicked? */
+static bool cq_someone_panicked(struct sacred_cq *cq)
+{
+	struct sacred_cell_view v;
+	unsigned int p;
+	size_t n;
+
+	for (p = 0; p < cq->n; p++) {
+		if (p == cq->me)
+			continue;
+		cq->stats.round_trips++;
+		if (sacred_slots_read(cq->procs[p], CQ_SLOT_PANIC, cq->buf,
+				      CQ_HDR + cq->a.value_max, &v) ||
+		    v.len < CQ_HDR)
+			continue;
+		n = cq_signed(cq, "panic", 5, NULL, 0);
+		if (sacred_bz_verify(cq->a.keys, p, CQ_PANIC_DOMAIN,
+				     cq->signed_buf, n,
+				     cq->buf + 8 + CQ_SIG))
+			return true;
+	}
+	return false;
+}
+
 /*
- * Panic: revoke the leader's write for good, tell the others, and pick
- * the value to carry into the backup (into @out).
+ * Revoke process @p's write on its commit region, then read it: a valid
+ * certificate there becomes ours.
  */
-static int cq_panic(struct sacred_cq *cq, const void *v, size_t len,
-		    void *out, size_t max, size_t *out_len)
+static int cq_freeze_commit(struct sacred_cq *cq, unsigned int p)
+{
+	struct sacred_perm_req req = {
+		.region_id = cq->a.base_region + 1 + cq->n + p,
+		.access = 0,
+		.target = cq->pids[p],
+	};
+	struct sacred_cell_view v;
+	struct cq_rec r;
+	int tries = 0;
+	int ret;
+
+
+	cq->stats.round_trips += 2;
+	do {
+		ret = sacred_rmem_change_perm(cq->a.rm, &req, NULL);
+	} while (cq_again(cq, ret, &tries));
+	if (ret)
+		return ret;
+	do {
+		ret = sacred_slots_read(cq->commit[p], 0, cq->buf,
+					CQ_HDR + cq->a.value_max +
+					(cq->n - 1) * CQ_SIG, &v);
+	} while (cq_again(cq, ret, &tries));
+	if (ret == -ENODATA || ret == -ENOSPC)
+		return 0;
+	if (ret)
+		return ret;
+	/* Commit record: __le32 len, pad, n + 1 signatures, value. */
+	if (v.len < 8 + (cq->n + 1) * CQ_SIG)
+		return 0;
+	memcpy(&r.len, cq->buf, 4);
+	r.len = le32toh(r.len);
+	if (r.len > cq->a.value_max ||
+	    r.len != v.len - 8 - (cq->n + 1) * CQ_SIG)
+		return 0;
+	r.val = cq->buf + 8 + (cq->n + 1) * CQ_SIG;
+	if (!cq->certified && cq_cert_ok(cq, r.val, r.len, cq->buf + 8))
+		cq_hold_cert(cq, r.val, r.len, cq->buf + 8);
+	return 0;
+}
+
+/*
+ * Panic: revoke the leader's write for good, tell the others, freeze
+ * every commit region and pick the value to carry into the backup.
+ */
+static int cq_panic(struct sacred_cq *cq, const void *v, size_t len)
 {
 	struct sacred_perm_req req = {
 		.region_id = cq->a.base_region,
 		.access = 0,
-		.target = cq->a.leader_pid,
+		.target = cq->pids[0],
 	};
 	struct sacred_cell_view view;
+	struct cq_peer *me = &cq->peer[cq->me];
 	struct cq_rec r;
-	const void *carry = v;
-	size_t carry_len = len, n;
-	uint8_t sig[SACRED_BZ_SIG_LEN];
+	uint8_t sig[CQ_SIG];
+	unsigned int p;
+	int tries = 0;
+	size_t n;
 	int ret;
 
 	cq->stats.panicked = true;
 	/* The leader's own connections are fenced by the revoke: back. */
 	sacred_rmem_revive(cq->a.rm);
 	cq->stats.round_trips++;
-	ret = sacred_rmem_change_perm(cq->a.rm, &req, NULL);
-	sacred_rmem_revive(cq->a.rm);
+	do {
+		ret = sacred_rmem_change_perm(cq->a.rm, &req, NULL);
+	} while (cq_again(cq, ret, &tries));
 	/*
 	 * A repeated revoke is accepted; -EPERM means the leader region is
 	 * not revoke-only (or this process no member): the leader keeps
@@ -302,93 +764,633 @@ static int cq_panic(struct sacred_cq *cq, const void *v, size_t len,
 	n = cq_signed(cq, "panic", 5, NULL, 0);
 	sacred_bz_sign(cq->a.keys, CQ_PANIC_DOMAIN, cq->signed_buf, n, sig);
 	memset(cq->rec, 0, CQ_HDR);
-	memcpy(cq->rec + 8 + SACRED_BZ_SIG_LEN, sig, sizeof(sig));
+	memcpy(cq->rec + 8 + CQ_SIG, sig, sizeof(sig));
 	cq->stats.round_trips++;
-	ret = sacred_slots_write(cq->procs[cq->me], 1, cq->rec, CQ_HDR);
+	tries = 0;
+	do {
+		ret = sacred_slots_write(cq->procs[cq->me], CQ_SLOT_PANIC,
+					 cq->rec, CQ_HDR);
+	} while (cq_again(cq, ret, &tries));
 	if (ret)
 		return ret;
 
-	/*
-	 * Own copy first: a fast-path decision was copied by everyone. What
-	 * we tried to copy counts even if the write failed: it may have
-	 * landed where someone else saw it.
-	 */
-	if (cq->copied) {
-		carry = cq->copy;
-		carry_len = cq->copy_len;
-	} else if (!sacred_slots_read(cq->procs[cq->me], 0, cq->buf,
-				      CQ_HDR + cq->a.value_max, &view) &&
-		   cq_parse(cq, cq->buf, view.len, &r) &&
-		   cq_copy_ok(cq, cq->me, &r)) {
-		carry = r.val;
-		carry_len = r.len;
-	} else if (!cq_read_leader(cq, &r)) {
-		carry = r.val;
-		carry_len = r.len;
-	}
-	if (carry_len > max)
-		return -ENOSPC;
-	memmove(out, carry, carry_len);
-	*out_len = carry_len;
-	return SACRED_CQ_PANIC;
-}
-
-/* Has anyone panicked? */
-static bool cq_someone_panicked(struct sacred_cq *cq)
-{
-	struct sacred_cell_view v;
-	unsigned int p;
-	size_t n;
-
-	for (p = 0; p < sacred_bz_nr_procs(cq->a.keys); p++) {
+	for (p = 0; p < cq->n; p++) {
 		if (p == cq->me)
 			continue;
-		cq->stats.round_trips++;
-		if (sacred_slots_read(cq->procs[p], 1, cq->buf,
-				      CQ_HDR + cq->a.value_max, &v) ||
-		    v.len < CQ_HDR)
+		ret = cq_freeze_commit(cq, p);
+		if (ret)
+			return ret;
+	}
+
+	/*
+	 * What to carry. A certificate first; then own copy - what we tried
+	 * to copy counts even if the write failed: it may have landed where
+	 * someone else saw it; then the leader's value; then our input.
+	 */
+	if (cq->certified) {
+		memcpy(me->carry, cq->cert_val, cq->cert_len);
+		me->carry_len = cq->cert_len;
+		me->certified = true;
+		cq->stats.carried = SACRED_CQ_CARRY_CERTIFIED;
+	} else if (cq->copied) {
+		memcpy(me->carry, cq->copy, cq->copy_len);
+		me->carry_len = cq->copy_len;
+		cq->stats.carried = SACRED_CQ_CARRY_COPY;
+	} else if (!sacred_slots_read(cq->procs[cq->me], CQ_SLOT_COPY,
+				      cq->buf, CQ_HDR + cq->a.value_max,
+				      &view) &&
+		   cq_parse(cq, cq->buf, view.len, &r) &&
+		   cq_copy_ok(cq, cq->me, &r)) {
+		memcpy(me->carry, r.val, r.len);
+		me->carry_len = r.len;
+		cq->stats.carried = SACRED_CQ_CARRY_COPY;
+	} else if (!cq_read_leader(cq, &r)) {
+		memcpy(me->carry, r.val, r.len);
+		me->carry_len = r.len;
+		cq->stats.carried = SACRED_CQ_CARRY_LEADER;
+	} else {
+		memcpy(me->carry, v, len);
+		me->carry_len = len;
+		cq->stats.carried = SACRED_CQ_CARRY_INPUT;
+	}
+	if (cq->bad_carry_len >= 0) {
+		/* test hook: a Byzantine process carries what it likes */
+		memcpy(me->carry, cq->bad_carry, cq->bad_carry_len);
+		me->carry_len = cq->bad_carry_len;
+		me->certified = false;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* The robust backup                                                 */
+/* ---------------------------------------------------------------- */
+
+static unsigned int bk_leader(const struct sacred_cq *cq, unsigned int r)
+{
+	return r % cq->n;
+}
+
+static uint8_t *bk_val(const struct sacred_cq *cq, uint8_t *base,
+		       unsigned int r)
+{
+	return base + (size_t)r * (cq->a.value_max + 1);
+}
+
+/* Build a backup message in cq->msg; returns its bytes. */
+static size_t bk_build(struct sacred_cq *cq, uint8_t type, uint8_t flags,
+		       unsigned int r, const void *v, size_t len, uint32_t set,
+		       const uint8_t *cert)
+{
+	uint32_t x;
+
+	memset(cq->msg, 0, BK_HDR);
+	cq->msg[0] = type;
+	cq->msg[1] = flags;
+	x = htole32(r);
+	memcpy(cq->msg + 4, &x, 4);
+	x = htole32((uint32_t)len);
+	memcpy(cq->msg + 8, &x, 4);
+	x = htole32(set);
+	memcpy(cq->msg + 12, &x, 4);
+	memmove(cq->msg + BK_HDR, v, len);
+	if (cert) {
+		memcpy(cq->msg + BK_HDR + len, cert, (cq->n + 1) * CQ_SIG);
+		return BK_HDR + len + (cq->n + 1) * CQ_SIG;
+	}
+	return BK_HDR + len;
+}
+
+/*
+ * The value PROPOSE(r, S) must carry, from the promises of S: into @v;
+ * false if S does not justify any (a member's promise is not valid).
+ */
+static bool bk_choose(struct sacred_cq *cq, unsigned int r, uint32_t set,
+		      const uint8_t **v, size_t *len)
+{
+	int best = -1, cert = -1, any = -1;
+	unsigned int q;
+
+	for (q = 0; q < cq->n; q++) {
+		struct cq_peer *pe = &cq->peer[q];
+
+		if (!(set & (1U << q)))
 			continue;
-		n = cq_signed(cq, "panic", 5, NULL, 0);
-		if (sacred_bz_verify(cq->a.keys, p, CQ_PANIC_DOMAIN,
-				     cq->signed_buf, n,
-				     cq->buf + 8 + SACRED_BZ_SIG_LEN))
+		if (pe->next <= 3 * r)
+			return false;
+		if (pe->p_abal[r] >= 0 &&
+		    (best < 0 ||
+		     pe->p_abal[r] > cq->peer[best].p_abal[r]))
+			best = q;
+		if (pe->certified && cert < 0)
+			cert = q;
+		if (any < 0 || q == cq->me)
+			any = q;
+	}
+	if (best >= 0) {
+		*v = bk_val(cq, cq->peer[best].p_val, r);
+		*len = cq->peer[best].p_len[r];
+	} else if (cert >= 0) {
+		*v = cq->peer[cert].carry;
+		*len = cq->peer[cert].carry_len;
+	} else if (any >= 0) {
+		*v = cq->peer[any].carry;
+		*len = cq->peer[any].carry_len;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* Is @v what some member of @set carries? */
+static bool bk_carried(struct sacred_cq *cq, uint32_t set, const void *v,
+		       size_t len)
+{
+	unsigned int q;
+
+	for (q = 0; q < cq->n; q++)
+		if ((set & (1U << q)) && cq->peer[q].carry_len == len &&
+		    !memcmp(cq->peer[q].carry, v, len))
 			return true;
+	return false;
+}
+
+static int bk_validate(struct sacred_cq *cq, unsigned int p, unsigned int k);
+
+/*
+ * Apply process @p's message @k (in cq->msg, @len bytes) to what we know
+ * of @p, after checking it. 0: valid; -EPROTO: invalid, @p is faulty;
+ * -EAGAIN: it depends on messages not delivered yet.
+ */
+static int bk_apply(struct sacred_cq *cq, unsigned int p, unsigned int k,
+		    const uint8_t *m, size_t len)
+{
+	struct cq_peer *pe = &cq->peer[p];
+	unsigned int r = k / 3, q, cnt = 0;
+	uint32_t x, mr, vlen, set;
+	const uint8_t *want;
+	size_t wlen;
+	int ret;
+
+	if (len < BK_HDR)
+		return -EPROTO;
+	memcpy(&x, m + 4, 4);
+	mr = le32toh(x);
+	memcpy(&x, m + 8, 4);
+	vlen = le32toh(x);
+	memcpy(&x, m + 12, 4);
+	set = le32toh(x);
+	if (mr != r || vlen > cq->a.value_max || m[2] || m[3])
+		return -EPROTO;
+
+	switch (k % 3) {
+	case 0:
+		if (m[0] != BK_PROMISE || set || (r && (vlen || m[1])))
+			return -EPROTO;
+		if (!r) {
+			bool c = m[1] == BK_CERT;
+
+			if (m[1] & ~BK_CERT ||
+			    len != BK_HDR + vlen + (c ? (cq->n + 1) * CQ_SIG :
+						    0))
+				return -EPROTO;
+			if (c && !cq_cert_ok(cq, m + BK_HDR, vlen,
+					     m + BK_HDR + vlen))
+				return -EPROTO;
+			memcpy(pe->carry, m + BK_HDR, vlen);
+			pe->carry_len = vlen;
+			pe->certified = c;
+		} else if (len != BK_HDR) {
+			return -EPROTO;
+		}
+		pe->p_abal[r] = pe->abal;
+		pe->p_len[r] = pe->aval_len;
+		memcpy(bk_val(cq, pe->p_val, r), pe->aval, pe->aval_len);
+		return 0;
+	case 1:
+		if (m[0] == BK_SKIP)
+			return vlen || set || m[1] || len != BK_HDR ? -EPROTO :
+									0;
+		if (m[0] != BK_PROPOSE || m[1] || p != bk_leader(cq, r) ||
+		    len != BK_HDR + vlen || set >> cq->n)
+			return -EPROTO;
+		for (q = 0; q < cq->n; q++) {
+			if (!(set & (1U << q)))
+				continue;
+			cnt++;
+			ret = bk_validate(cq, q, 3 * r);
+			/*
+			 * A member we hold faulty: the leader may not have
+			 * seen what we saw. Not valid here, not proof.
+			 */
+			if (ret == -EPROTO)
+				return 0;
+			if (ret)
+				return ret;
+		}
+		if (cnt < cq->quorum || !bk_choose(cq, r, set, &want, &wlen))
+			return -EPROTO;
+		/*
+		 * With nothing accepted and nothing certified in S, any value
+		 * carried in S will do; otherwise exactly the chosen one.
+		 */
+		if (!(wlen == vlen && !memcmp(want, m + BK_HDR, vlen))) {
+			bool free_choice = true;
+
+			for (q = 0; q < cq->n; q++)
+				if ((set & (1U << q)) &&
+				    (cq->peer[q].p_abal[r] >= 0 ||
+				     cq->peer[q].certified))
+					free_choice = false;
+			if (!free_choice ||
+			    !bk_carried(cq, set, m + BK_HDR, vlen))
+				return -EPROTO;
+		}
+		pe->prop_ok[r] = true;
+		pe->prop_len[r] = vlen;
+		memcpy(bk_val(cq, pe->prop_val, r), m + BK_HDR, vlen);
+		return 0;
+	default:
+		if (m[0] == BK_SKIP)
+			return vlen || set || m[1] || len != BK_HDR ? -EPROTO :
+									0;
+		if (m[0] != BK_ACCEPT || m[1] || set || len != BK_HDR + vlen)
+			return -EPROTO;
+		q = bk_leader(cq, r);
+		ret = bk_validate(cq, q, 3 * r + 1);
+		if (ret == -EAGAIN)
+			return ret;
+		/* Accepting what the leader did not validly propose. */
+		if (ret || !cq->peer[q].prop_ok[r] ||
+		    cq->peer[q].prop_len[r] != vlen ||
+		    memcmp(bk_val(cq, cq->peer[q].prop_val, r), m + BK_HDR,
+			   vlen))
+			return -EPROTO;
+		pe->acc[r] = true;
+		pe->abal = (int)r;
+		pe->aval_len = vlen;
+		memcpy(pe->aval, m + BK_HDR, vlen);
+		return 0;
+	}
+}
+
+/*
+ * Deliver and check @p's messages up to number @k. 0: all valid;
+ * -EAGAIN: not there yet; -EPROTO: @p is faulty; replicated-memory
+ * errors.
+ */
+static int bk_validate(struct sacred_cq *cq, unsigned int p, unsigned int k)
+{
+	struct cq_peer *pe = &cq->peer[p];
+	int tries, ret;
+	uint8_t *m;
+	size_t len;
+
+	if (k >= 3 * cq->a.rounds)
+		return -EINVAL;
+	while (pe->next <= k) {
+		if (pe->bad)
+			return -EPROTO;
+		/* Our own messages are applied when sent. */
+		if (p == cq->me)
+			return -EAGAIN;
+		m = malloc(cq->msg_max);
+		if (!m)
+			return -ENOMEM;
+		tries = 0;
+		do {
+			ret = sacred_neb_deliver(cq->neb, p, pe->next, m,
+						 cq->msg_max, &len);
+		} while (cq_again(cq, ret, &tries));
+		if (!ret)
+			ret = bk_apply(cq, p, pe->next, m, len);
+
+		free(m);
+		if (ret == -EPROTO || ret == -ENOSPC) {
+			pe->bad = true;
+			return -EPROTO;
+		}
+		if (ret)
+			return ret;
+		pe->next++;
+	}
+	return pe->bad && pe->next <= k ? -EPROTO : 0;
+}
+
+/* Broadcast our message @k (built in cq->msg) and apply it. */
+static int bk_send(struct sacred_cq *cq, unsigned int k, size_t len)
+{
+	struct cq_peer *pe = &cq->peer[cq->me];
+	int tries = 0;
+	uint8_t *m;
+	int ret;
+
+	if (pe->next != k)
+		return -EINVAL;
+	do {
+		ret = sacred_neb_broadcast(cq->neb, k, cq->msg, len);
+	} while (cq_again(cq, ret, &tries));
+	if (ret)
+		return ret;
+	/* Apply a copy: applying may validate others, reusing cq->msg. */
+	m = malloc(len);
+	if (!m)
+		return -ENOMEM;
+	memcpy(m, cq->msg, len);
+	ret = bk_apply(cq, cq->me, k, m, len);
+	free(m);
+	/* Our own messages are valid by construction: anything else is a bug. */
+	if (ret)
+		return ret == -EAGAIN ? -EIO : ret;
+	pe->next++;
+	return 0;
+}
+
+/* Try to get every other process's messages up to @k checked. */
+static int bk_poll(struct sacred_cq *cq, unsigned int k)
+{
+	unsigned int p;
+	int ret;
+
+	for (p = 0; p < cq->n; p++) {
+		if (p == cq->me || cq->peer[p].bad)
+			continue;
+		ret = bk_validate(cq, p, k);
+		if (ret && ret != -EAGAIN && ret != -EPROTO)
+			return ret;
+	}
+	return 0;
+}
+
+/* A round up to @upto with a quorum of valid accepts: its value. */
+static bool bk_decided(struct sacred_cq *cq, unsigned int upto,
+		       const uint8_t **v, size_t *len)
+{
+	unsigned int r, p, cnt;
+
+	for (r = 0; r <= upto && r < cq->a.rounds; r++) {
+		struct cq_peer *l = &cq->peer[bk_leader(cq, r)];
+
+		for (p = 0, cnt = 0; p < cq->n; p++)
+			cnt += cq->peer[p].acc[r];
+		if (cnt >= cq->quorum && l->prop_ok[r]) {
+			*v = bk_val(cq, l->prop_val, r);
+			*len = l->prop_len[r];
+			return true;
+		}
 	}
 	return false;
 }
 
+/* Has every process written "done"? */
+static bool cq_all_done(struct sacred_cq *cq)
+{
+	struct sacred_cell_view v;
+	unsigned int p;
+	int ret, tries = 0;
+
+	for (p = 0; p < cq->n; p++) {
+		do {
+			ret = sacred_slots_read(cq->procs[p], CQ_SLOT_DONE,
+						cq->buf,
+						CQ_HDR + cq->a.value_max, &v);
+		} while (cq_again(cq, ret, &tries));
+		if (ret || v.len != 4 || memcmp(cq->buf, "done", 4))
+			return false;
+	}
+	return true;
+}
+
+static int cq_mark_done(struct sacred_cq *cq, const void *v, size_t len)
+{
+	int ret, tries = 0;
+
+	if (!cq->decided) {
+		memmove(cq->dec, v, len);
+		cq->dec_len = len;
+		cq->decided = true;
+	}
+	do {
+		ret = sacred_slots_write(cq->procs[cq->me], CQ_SLOT_DONE,
+					 "done", 4);
+	} while (cq_again(cq, ret, &tries));
+	return ret;
+}
+
+/* Wait for @cond, polling messages up to @k, until @deadline. */
+#define BK_WAIT(cq, k, deadline, cond)					\
+	({								\
+		int __ret = 0;						\
+		while (!(cond)) {					\
+			__ret = bk_poll(cq, k);				\
+			if (__ret || (cond))				\
+				break;					\
+			if (cq_now_ms() >= (deadline)) {		\
+				__ret = -ETIMEDOUT;			\
+				break;					\
+			}						\
+			usleep(500);					\
+		}							\
+		__ret;							\
+	})
+
+static unsigned int bk_promised(struct sacred_cq *cq, unsigned int r,
+				uint32_t *set)
+{
+	unsigned int p, cnt = 0;
+
+	*set = 0;
+	/* Ourselves first, then the lowest ids. */
+	if (cq->peer[cq->me].next > 3 * r) {
+		*set |= 1U << cq->me;
+		cnt++;
+	}
+	for (p = 0; p < cq->n && cnt < cq->quorum; p++) {
+		if (p == cq->me || cq->peer[p].next <= 3 * r)
+			continue;
+		*set |= 1U << p;
+		cnt++;
+	}
+	return cnt;
+}
+
+/*
+ * Run the backup from round cq->round on. @help: a decided process that
+ * keeps taking part until every process is done or @until passes.
+ * Returns 0 with cq->dec set (not @help), 0 when everyone is done
+ * (@help), -ETIMEDOUT, or an error.
+ */
+static int bk_run(struct sacred_cq *cq, bool help, uint64_t until)
+{
+	struct cq_peer *me = &cq->peer[cq->me];
+	uint32_t set = 0;
+	const uint8_t *v;
+	unsigned int r;
+	uint64_t dl;
+	size_t len;
+	int ret;
+
+	if (!cq->in_backup) {
+		cq->in_backup = true;
+		len = bk_build(cq, BK_PROMISE, me->certified ? BK_CERT : 0, 0,
+			       me->carry, me->carry_len, 0,
+			       me->certified ? cq->cert : NULL);
+		ret = bk_send(cq, 0, len);
+		if (ret)
+			return ret;
+		cq->round = 0;
+	}
+	for (r = cq->round; r < cq->a.rounds; r++) {
+		cq->round = r;
+		cq->stats.backup_rounds = r + 1;
+		dl = cq_now_ms() + (uint64_t)cq->a.round_ms * (r + 1);
+		if (help && dl > until)
+			dl = until;
+		if (me->next == 3 * r) {
+			len = bk_build(cq, BK_PROMISE, 0, r, NULL, 0, 0, NULL);
+			ret = bk_send(cq, 3 * r, len);
+			if (ret)
+				return ret;
+		}
+		/* Phase 1: the leader waits for a quorum's promises. */
+		if (me->next == 3 * r + 1) {
+			len = bk_build(cq, BK_SKIP, 0, r, NULL, 0, 0, NULL);
+			if (bk_leader(cq, r) == cq->me) {
+				ret = BK_WAIT(cq, 3 * r, dl,
+					      bk_promised(cq, r, &set) >=
+					      cq->quorum);
+				if (ret && ret != -ETIMEDOUT)
+					return ret;
+				if (!ret && cq->bad_prop_len >= 0)
+					len = bk_build(cq, BK_PROPOSE, 0, r,
+						       cq->bad_prop,
+						       cq->bad_prop_len, set,
+						       NULL);
+				else if (!ret && bk_choose(cq, r, set, &v,
+							   &len))
+					len = bk_build(cq, BK_PROPOSE, 0, r, v,
+						       len, set, NULL);
+			}
+			ret = bk_send(cq, 3 * r + 1, len);
+			/* the test hook's proposal is ours alone to reject */
+			if (ret == -EPROTO && cq->bad_prop_len >= 0) {
+				me->next++;
+				ret = 0;
+			}
+			if (ret)
+				return ret;
+		}
+		/* Phase 2: accept the leader's valid proposal. */
+		if (me->next == 3 * r + 2) {
+			struct cq_peer *l = &cq->peer[bk_leader(cq, r)];
+
+			ret = BK_WAIT(cq, 3 * r + 1, dl,
+				      l->next > 3 * r + 1 || l->bad);
+			if (ret && ret != -ETIMEDOUT)
+				return ret;
+			if (l->next > 3 * r + 1 && l->prop_ok[r])
+				len = bk_build(cq, BK_ACCEPT, 0, r,
+					       bk_val(cq, l->prop_val, r),
+					       l->prop_len[r], 0, NULL);
+			else
+				len = bk_build(cq, BK_SKIP, 0, r, NULL, 0, 0,
+					       NULL);
+			ret = bk_send(cq, 3 * r + 2, len);
+			if (ret)
+				return ret;
+		}
+		/*
+		 * A quorum of accepts in any round so far decides. A helper
+		 * has decided already: it stays in this round until its end,
+		 * unless everyone is done.
+		 */
+		ret = BK_WAIT(cq, 3 * r + 2, dl,
+			      help ? cq_all_done(cq) :
+				     bk_decided(cq, r, &v, &len));
+		if (ret && ret != -ETIMEDOUT)
+			return ret;
+		if (bk_decided(cq, r, &v, &len)) {
+			/* Never two decisions: that would be a bug here. */
+			if (cq->decided && (len != cq->dec_len ||
+					    memcmp(v, cq->dec, len)))
+				return -EPROTO;
+			if (!cq->decided) {
+				ret = cq_mark_done(cq, v, len);
+				if (ret)
+					return ret;
+			}
+			if (!help)
+				return 0;
+		}
+		if (help && (cq_all_done(cq) || cq_now_ms() >= until))
+			return cq_all_done(cq) ? 0 : -ETIMEDOUT;
+	}
+	return -ETIMEDOUT;
+}
+
+static int cq_out(struct sacred_cq *cq, void *out, size_t max,
+		  size_t *out_len)
+{
+	if (cq->dec_len > max)
+		return -ENOSPC;
+	memcpy(out, cq->dec, cq->dec_len);
+	*out_len = cq->dec_len;
+	return 0;
+}
+
+/* Panic, then run the backup to a decision. */
+static int cq_backup(struct sacred_cq *cq, const void *v, size_t len,
+		     void *out, size_t max, size_t *out_len)
+{
+	int ret = cq_panic(cq, v, len);
+
+	if (!ret)
+		ret = bk_run(cq, false, 0);
+	return ret ? ret : cq_out(cq, out, max, out_len);
+}
+
 /**
- * sacred_cq_propose() - propose @v; decide on the fast path or panic
- * @cq: the instance
+ * sacred_cq_propose() - propose @v and decide
+ * @cq: the instance; one propose per instance
  * @v: this process's input
  * @len: its bytes, at most value_max
- * @out: the decision, or after a panic the value to carry into the backup
+ * @out: the decision
  * @max: room in @out
  * @out_len: gets its bytes
  *
- * Return: 0 with the decision (fast path: every process copied the same
- * value the leader signed); SACRED_CQ_PANIC (a positive value) when the
- * fast path failed - timeout, an equivocating leader, someone else's
- * panic - after the leader's write permission was revoked for good, with
- * the value to carry in @out; -EINVAL, -EMSGSIZE, -ENOSPC;
+ * Decides on the fast path when every process is correct and in time;
+ * otherwise panics (revoking the leader for good) and decides in the
+ * robust backup. Either way the decision is the same at every correct
+ * process. Afterwards call sacred_cq_help(): the others may need this
+ * process for a quorum.
+ *
+ * Return: 0 with the decision (sacred_cq_stats() says which path);
+ * -EALREADY (decided or in the backup already); -EINPROGRESS (stopped
+ * after the copy: SACRED_CQ_STALL_AFTER_COPY); -ETIMEDOUT (the backup ran out of rounds:
+ * too few correct processes answered); -EINVAL, -EMSGSIZE, -ENOSPC;
  * replicated-memory errors.
  */
 int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 		      void *out, size_t max, size_t *out_len)
 {
 	struct sacred_cell_view view;
-	unsigned int p, nr, same;
+	unsigned int p, same;
 	struct cq_rec lr, r;
 	uint64_t deadline;
+	uint32_t l32;
 	size_t n;
 	int ret;
 
 	if (!cq || (!v && len) || !out_len || (!out && max))
 		return -EINVAL;
-	nr = sacred_bz_nr_procs(cq->a.keys);
-	deadline = cq_now_ms() + cq->a.timeout_ms;
 	if (len > cq->a.value_max)
 		return -EMSGSIZE;
+	if (cq->decided || cq->in_backup)
+		return -EALREADY;
+	deadline = cq_now_ms() + cq->a.timeout_ms;
+	/* Resuming after SACRED_CQ_STALL_AFTER_COPY: go on from the copy. */
+	if (cq->copied)
+		goto copies;
 	memset(&cq->stats, 0, sizeof(cq->stats));
 
 	if (cq->me == 0) {
@@ -396,7 +1398,7 @@ int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 		cq->stats.round_trips++;
 		ret = sacred_slots_write(cq->leader, 0, cq->rec, n);
 		if (ret == -EACCES || ret == -ECONNRESET)
-			return cq_panic(cq, v, len, out, max, out_len);
+			return cq_backup(cq, v, len, out, max, out_len);
 		if (ret)
 			return ret;
 	}
@@ -408,24 +1410,38 @@ int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 			break;
 		if ((ret != -EAGAIN && ret != -EBADMSG) ||
 		    cq_now_ms() >= deadline || cq_someone_panicked(cq))
-			return cq_panic(cq, v, len, out, max, out_len);
+			return cq_backup(cq, v, len, out, max, out_len);
 		usleep(1000);
 	}
 	n = cq_build(cq, lr.val, lr.len, lr.lsig, true);
+	memcpy(cq->lsig, cq->rec + 8, CQ_SIG);
 	memcpy(cq->copy, lr.val, lr.len);
 	cq->copy_len = lr.len;
 	cq->copied = true;
 	cq->stats.round_trips++;
-	ret = sacred_slots_write(cq->procs[cq->me], 0, cq->rec, n);
+	ret = sacred_slots_write(cq->procs[cq->me], CQ_SLOT_COPY, cq->rec, n);
 	if (ret)
-		return cq_panic(cq, v, len, out, max, out_len);
+		return cq_backup(cq, v, len, out, max, out_len);
+	if (cq->stall) {
+		cq->stall = false;
+		return -EINPROGRESS;
+	}
 
-	/* Everyone's copy of the same value: decided. */
+copies:
+
+	/*
+	 * Everyone's copy of the same value: a certificate. Built in
+	 * cq->buf's tail as leader signature + n copy signatures.
+	 */
 	for (;;) {
+		uint8_t cert[(SACRED_BZ_MAX_PROCS + 1) * CQ_SIG];
+
+		memcpy(cert, cq->lsig, CQ_SIG);
 		same = 0;
-		for (p = 0; p < nr; p++) {
+		for (p = 0; p < cq->n; p++) {
 			cq->stats.round_trips++;
-			ret = sacred_slots_read(cq->procs[p], 0, cq->buf,
+			ret = sacred_slots_read(cq->procs[p], CQ_SLOT_COPY,
+						cq->buf,
 						CQ_HDR + cq->a.value_max,
 						&view);
 			if (ret)
@@ -433,25 +1449,85 @@ int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 			if (!cq_parse(cq, cq->buf, view.len, &r) ||
 			    !cq_copy_ok(cq, p, &r))
 				break;
-			if (r.len != n - CQ_HDR ||
-			    memcmp(r.val, cq->rec + CQ_HDR, r.len))
+			if (r.len != cq->copy_len ||
+			    memcmp(r.val, cq->copy, r.len))
 				/* The leader signed two values: it lied. */
-				return cq_panic(cq, v, len, out, max,
-						out_len);
+				return cq_backup(cq, v, len, out, max,
+						 out_len);
+			memcpy(cert + (1 + p) * CQ_SIG, r.sig, CQ_SIG);
 			same++;
 		}
-		if (same == nr)
+		if (same == cq->n) {
+			cq_hold_cert(cq, cq->copy, cq->copy_len, cert);
 			break;
+		}
 		if (cq_now_ms() >= deadline || cq_someone_panicked(cq))
-			return cq_panic(cq, v, len, out, max, out_len);
+			return cq_backup(cq, v, len, out, max, out_len);
 		usleep(1000);
 	}
-	if (n - CQ_HDR > max)
-		return -ENOSPC;
-	memcpy(out, cq->rec + CQ_HDR, n - CQ_HDR);
-	*out_len = n - CQ_HDR;
+
+	/* Commit: the certificate on a quorum, then decide. */
+	memset(cq->rec, 0, 8);
+	l32 = htole32((uint32_t)cq->cert_len);
+	memcpy(cq->rec, &l32, 4);
+	memcpy(cq->rec + 8, cq->cert, (cq->n + 1) * CQ_SIG);
+	memcpy(cq->rec + 8 + (cq->n + 1) * CQ_SIG, cq->cert_val,
+	       cq->cert_len);
+	cq->stats.round_trips++;
+	ret = sacred_slots_write(cq->commit[cq->me], 0, cq->rec,
+				 8 + (cq->n + 1) * CQ_SIG + cq->cert_len);
+	if (ret)
+		/* Frozen by someone's panic: decide in the backup. */
+		return cq_backup(cq, v, len, out, max, out_len);
 	cq->stats.fast = true;
-	return 0;
+	ret = cq_mark_done(cq, cq->cert_val, cq->cert_len);
+	if (ret)
+		return ret;
+	return cq_out(cq, out, max, out_len);
+}
+
+/**
+ * sacred_cq_help() - after deciding, take part in the backup until
+ * every process is done
+ * @cq: the instance
+ * @timeout_ms: how long at most
+ *
+ * A process that decided - on the fast path or in the backup - may still
+ * be needed for a quorum by those that have not. This answers them:
+ * joins the backup if someone panicked (carrying its certificate), and
+ * returns once every process wrote "done".
+ *
+ * Return: 0 everyone is done; -ETIMEDOUT (some process is not: crashed,
+ * Byzantine or slow); -EINVAL (not decided yet); replicated-memory
+ * errors.
+ */
+int sacred_cq_help(struct sacred_cq *cq, int timeout_ms)
+{
+	uint64_t until;
+	int ret;
+
+	if (!cq || !cq->decided || timeout_ms < 0)
+		return -EINVAL;
+	until = cq_now_ms() + timeout_ms;
+	for (;;) {
+		if (cq_all_done(cq))
+			return 0;
+		if (cq->in_backup || cq_someone_panicked(cq))
+			break;
+		if (cq_now_ms() >= until)
+			return -ETIMEDOUT;
+		usleep(1000);
+	}
+	if (!cq->in_backup) {
+		struct cq_peer *me = &cq->peer[cq->me];
+
+		/* decided on the fast path: carry the certificate */
+		memcpy(me->carry, cq->cert_val, cq->cert_len);
+		me->carry_len = cq->cert_len;
+		me->certified = true;
+	}
+	ret = bk_run(cq, true, until);
+	return ret;
 }
 
 /**
@@ -476,8 +1552,69 @@ int sacred_cq_lead_value(struct sacred_cq *cq, const void *v, size_t len)
 	return sacred_slots_write(cq->leader, 0, cq->rec, n);
 }
 
+/**
+ * sacred_cq_misbehave() - act as a Byzantine process would (test harness)
+ * @cq: this process's instance
+ * @how: &enum sacred_cq_misbehave
+ * @v: the value
+ * @len: its bytes
+ *
+ * SACRED_CQ_BAD_COPY (the leader only: it signs the value itself) writes
+ * a copy of @v into this process's slot 0 now, over whatever it copied;
+ * SACRED_CQ_BAD_CARRY makes a later panic carry @v, uncertified, into the
+ * backup; SACRED_CQ_BAD_PROPOSE makes this process, as a backup round's
+ * leader, propose @v whatever the promises justify.
+ * SACRED_CQ_STALL_AFTER_COPY is no fault but slowness: the next
+ * sacred_cq_propose() stops right after its copy and returns
+ * -EINPROGRESS; the one after resumes there. Everything goes through
+ * this process's own regions and signatures.
+ *
+ * Return: 0; -EPERM (BAD_COPY by a process that is not the leader);
+ * -EINVAL, -EMSGSIZE; replicated-memory errors.
+ */
+int sacred_cq_misbehave(struct sacred_cq *cq, int how, const void *v,
+			size_t len)
+{
+	uint8_t lsig[CQ_SIG];
+	size_t n;
+
+	if (!cq || (!v && len))
+		return -EINVAL;
+	if (len > cq->a.value_max)
+		return -EMSGSIZE;
+	switch (how) {
+	case SACRED_CQ_BAD_COPY:
+		if (cq->me != 0)
+			return -EPERM;
+		n = cq_build(cq, v, len, NULL, false);
+		memcpy(lsig, cq->rec + 8, CQ_SIG);
+		n = cq_build(cq, v, len, lsig, true);
+		return sacred_slots_write(cq->procs[cq->me], CQ_SLOT_COPY,
+					  cq->rec, n);
+	case SACRED_CQ_BAD_CARRY:
+		memcpy(cq->bad_carry, v, len);
+		cq->bad_carry_len = len;
+		return 0;
+	case SACRED_CQ_BAD_PROPOSE:
+		memcpy(cq->bad_prop, v, len);
+		cq->bad_prop_len = len;
+		return 0;
+	case SACRED_CQ_STALL_AFTER_COPY:
+		cq->stall = true;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
 /** sacred_cq_stats() - counters of the last sacred_cq_propose() */
 void sacred_cq_stats(const struct sacred_cq *cq, struct sacred_cq_stats *st)
 {
+	unsigned int p;
+
 	*st = cq->stats;
+	st->faulty = 0;
+	for (p = 0; p < cq->n; p++)
+		if (cq->peer[p].bad)
+			st->faulty |= 1U << p;
 }

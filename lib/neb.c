@@ -21,9 +21,11 @@
  *                           the copy of p's message k that i saw
  *
  * broadcast(k, m): write (i, k, m, sig_i(i, k, m)) into own slot k.
- * deliver(p, k): read p's slot k, check p's signature; write the record
- * into own copy slot for (p, k) (once: a process copies only the first
- * record it saw); read every process's copy slot for (p, k); if any holds
+ * deliver(p, k): read p's slot k - or, if nothing validly signed by p is
+ * there, any process's copy of it (a sender that wipes its slot cannot
+ * take back what a correct process delivered) - check p's signature;
+ * write the record into own copy slot for (p, k) (once: a process copies
+ * only the first record it saw); read every process's copy slot for (p, k); if any holds
  * a record validly signed by p for k with another message, p equivocated:
  * refuse. Else deliver m.
  *
@@ -498,6 +500,37 @@ int sacred_neb_broadcast(struct sacred_neb *n, uint64_t k, const void *msg,
 				  NEB_HDR + len);
 }
 
+/*
+ * A record validly signed by @p for @k, into n->seen: from @p's own slot,
+ * else from a copy some process made of it - a Byzantine sender that
+ * wipes its slot after a correct process delivered cannot hide the
+ * message from the others (the copier's region is the copier's alone).
+ */
+static int neb_find(struct sacred_neb *n, unsigned int p, uint64_t k,
+		    struct neb_rec *r, struct sacred_cell_view *v)
+{
+	unsigned int i, q;
+	int ret;
+
+	for (i = 0; i < n->nr_procs; i++) {
+		q = (p + i) % n->nr_procs;
+		/* own copy: the caller looked there first */
+		if (i && q == n->keys->me)
+			continue;
+		ret = sacred_slots_read(n->regions[q],
+					i ? neb_copy_slot(n, p, k) :
+					    (unsigned int)k,
+					n->seen, n->rec_size, v);
+		/* Nothing, or more than a record can be: not a message. */
+		if (ret && ret != -ENODATA && ret != -ENOSPC)
+			return ret;
+		if (!ret && neb_parse(n, n->seen, v->len, r) &&
+		    r->sender == p && r->k == k && neb_sig_ok(n, r))
+			return 0;
+	}
+	return -EAGAIN;
+}
+
 /**
  * sacred_neb_deliver() - try to deliver process @p's message @k
  * @n: the broadcast
@@ -532,16 +565,9 @@ int sacred_neb_deliver(struct sacred_neb *n, unsigned int p, uint64_t k,
 		return ret;
 	if (ret == -ENODATA || !neb_parse(n, n->seen, v.len, &r) ||
 	    r.sender != p || r.k != k || !neb_sig_ok(n, &r)) {
-		ret = sacred_slots_read(n->regions[p], (unsigned int)k,
-					n->seen, n->rec_size, &v);
-		/* Nothing, or more than a message can be: not a message. */
-		if (ret == -ENODATA || ret == -ENOSPC)
-			return -EAGAIN;
+		ret = neb_find(n, p, k, &r, &v);
 		if (ret)
 			return ret;
-		if (!neb_parse(n, n->seen, v.len, &r) || r.sender != p ||
-		    r.k != k || !neb_sig_ok(n, &r))
-			return -EAGAIN;	/* garbage: not a message */
 		ret = sacred_slots_write(own, slot, n->seen, v.len);
 		if (ret)
 			return ret;

@@ -1420,26 +1420,31 @@ int sacred_neb_misbehave(struct sacred_neb *n, int how, uint64_t k,
 			 unsigned int arg, const void *msg, size_t len);
 
 /*
- * Cheap Quorum (lib/cq.c): Byzantine consensus's fast path - one round of
- * writes when all processes are correct - and its panic, which revokes
- * the leader's write permission for good (revoke-only policy).
+ * Byzantine consensus (lib/cq.c): Cheap Quorum's fast path - one round of
+ * writes when all processes are correct - its panic, which revokes the
+ * leader's write permission for good (revoke-only policy), and the robust
+ * backup, Paxos over non-equivocating broadcast. n >= 2f + 1.
  */
 
 struct sacred_cq;
-
-/* sacred_cq_propose(): the fast path failed; carry @out into the backup. */
-#define SACRED_CQ_PANIC	1
+struct sacred_ctrl;
 
 /**
- * struct sacred_cq_attr - a Cheap Quorum instance
+ * struct sacred_cq_attr - a Byzantine consensus instance
  * @rm: the replicated memory; must outlive the instance
- * @keys: the processes' keys (keys->nr_procs processes; process 0 leads)
- * @base_region: the leader region (revoke-only: process 0 read-write,
- *	the others read); process i's region is @base_region + 1 + i (swmr,
- *	i the writer)
- * @leader_pid: the leader's process id (the target of the panic's revoke)
+ * @keys: the processes' keys (keys->nr_procs processes; process 0 leads
+ *	the fast path)
+ * @base_region: the first of the instance's 1 + 3n regions (layout in
+ *	lib/cq.c; sacred_cq_setup() creates them)
+ * @leader_pid: the leader's process id; process i's is @leader_pid + i
+ *	unless @pids is set
  * @value_max: the largest value
  * @timeout_ms: how long the fast path waits before it panics; 0 means 1000
+ * @pids: the process ids of processes 0 .. n - 1, or NULL (see
+ *	@leader_pid); copied at open
+ * @rounds: backup rounds at most; 0 means 8, at most 64
+ * @round_ms: how long each step of backup round r waits, times r + 1;
+ *	0 means @timeout_ms
  */
 struct sacred_cq_attr {
 	struct sacred_rmem *rm;
@@ -1448,41 +1453,90 @@ struct sacred_cq_attr {
 	uint32_t leader_pid;
 	size_t value_max;
 	int timeout_ms;
+	const uint32_t *pids;
+	unsigned int rounds;
+	int round_ms;
 };
+
+/* struct sacred_cq_stats.carried: what a panic carried into the backup */
+#define SACRED_CQ_CARRY_INPUT		1	/* its own input */
+#define SACRED_CQ_CARRY_LEADER		2	/* the leader's signed value */
+#define SACRED_CQ_CARRY_COPY		3	/* its copy of it */
+#define SACRED_CQ_CARRY_CERTIFIED	4	/* a unanimity certificate */
 
 /**
  * struct sacred_cq_stats - what a sacred_cq_propose() took
- * @round_trips: quorum operations (reads, writes, changePermissions)
+ * @round_trips: quorum operations of the fast path and the panic
+ *	(reads, writes, changePermissions)
  * @fast: decided on the fast path
- * @panicked: panicked
+ * @panicked: panicked (and decided in the backup)
+ * @carried: SACRED_CQ_CARRY_*, after a panic
+ * @backup_rounds: backup rounds this process took part in
+ * @faulty: processes the backup caught sending invalid messages (bit i:
+ *	process i), ignored from then on
  */
 struct sacred_cq_stats {
 	unsigned int round_trips;
 	bool fast;
 	bool panicked;
+	unsigned int carried;
+	unsigned int backup_rounds;
+	uint32_t faulty;
 };
 
-/** sacred_cq_open() - join a Cheap Quorum instance */
+/**
+ * sacred_cq_setup() - create an instance's regions on memory instances,
+ * with their policies and ACLs (as admin)
+ */
+int sacred_cq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
+		    unsigned int nr_mems, const struct sacred_cq_attr *attr,
+		    unsigned int nr_procs);
+
+/** sacred_cq_open() - join an instance */
 int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cq);
 
 /** sacred_cq_close() - free @cq; NULL is ok */
 void sacred_cq_close(struct sacred_cq *cq);
 
 /**
- * sacred_cq_propose() - propose @v
+ * sacred_cq_propose() - propose @v and decide: on the fast path, or after
+ * a panic in the robust backup
  *
- * Return: 0 decided on the fast path (@out); SACRED_CQ_PANIC: the leader
- * was revoked, @out is the value to carry into the robust backup; a
- * negative errno.
+ * Return: 0 with the decision in @out; a negative errno.
  */
 int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 		      void *out, size_t max, size_t *out_len);
+
+/**
+ * sacred_cq_help() - after deciding, serve the backup until every process
+ * is done or @timeout_ms passed
+ */
+int sacred_cq_help(struct sacred_cq *cq, int timeout_ms);
 
 /**
  * sacred_cq_lead_value() - the leader writes a signed @v outside the
  * protocol: test harness for an equivocating leader
  */
 int sacred_cq_lead_value(struct sacred_cq *cq, const void *v, size_t len);
+
+/**
+ * enum sacred_cq_misbehave - what sacred_cq_misbehave() does
+ * @SACRED_CQ_BAD_COPY: the leader writes a copy of another value it signs
+ * @SACRED_CQ_BAD_CARRY: carry a chosen value, uncertified, into the backup
+ * @SACRED_CQ_BAD_PROPOSE: as backup leader, propose a chosen value
+ * @SACRED_CQ_STALL_AFTER_COPY: be slow, not faulty: the next propose
+ *	returns -EINPROGRESS right after its copy, the one after resumes
+ */
+enum sacred_cq_misbehave {
+	SACRED_CQ_BAD_COPY = 1,
+	SACRED_CQ_BAD_CARRY,
+	SACRED_CQ_BAD_PROPOSE,
+	SACRED_CQ_STALL_AFTER_COPY,
+};
+
+/** sacred_cq_misbehave() - act Byzantine: for test harnesses only */
+int sacred_cq_misbehave(struct sacred_cq *cq, int how, const void *v,
+			size_t len);
 
 /** sacred_cq_stats() - counters of the last sacred_cq_propose() */
 void sacred_cq_stats(const struct sacred_cq *cq, struct sacred_cq_stats *st);

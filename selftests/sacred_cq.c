@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sacred_cq - Cheap Quorum's fast path and panic on three memory
- * instances, three processes with Ed25519 keys: all correct (decided in
- * one round of writes, everyone the leader's value), a silent leader
- * (everyone panics, the leader's write permission is revoked for good by
- * the revoke-only policy and the memory refuses its writes and its
- * requests to get it back), and an equivocating leader (nobody decides on
- * the fast path; each carries the value it copied).
+ * sacred_cq - Byzantine consensus (lib/cq.c) on three memory instances,
+ * three processes with Ed25519 keys, f = 1: all correct (decided on the
+ * fast path, everyone the leader's value); a silent leader (everyone
+ * panics, the leader's write permission is revoked for good by the
+ * revoke-only policy, the memory refuses its writes and its request to
+ * get it back, and the backup decides one of the others' inputs); an
+ * equivocating leader (no fast-path decision; the backup agrees on one of
+ * its two values); a Byzantine leader that lets P1 decide on the fast path
+ * and then lies - P2 still decides P1's value; and a Byzantine backup
+ * leader whose unjustified proposal nobody accepts.
  *
- * Regions on every instance: CQ_BASE revoke-only (P0, the leader, rw; the
- * others r), CQ_BASE + 1 + i swmr (Pi writes).
+ * Regions: sacred_cq_setup() at CQ_BASE on every instance.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -42,18 +44,12 @@ FIXTURE(cq) {
 	struct sacred_cq *cq[NR_PROCS];
 };
 
-static int region_everywhere(struct sacred_ctrl *ctrl,
-			     struct sacred_mem_info *mem, uint32_t id,
-			     uint8_t policy, unsigned int writer)
-{
-	return region_on_all(ctrl, mem, NR_MEMS, id, 65536, policy, PID(0),
-			     NR_PROCS, writer);
-}
-
 FIXTURE_SETUP(cq)
 {
 	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
 	struct sacred_rmem_member m[NR_MEMS];
+	struct sacred_cq_attr ca0;
+	uint32_t ids[NR_MEMS];
 	char dev[64];
 	unsigned int i;
 	int ret = sacred_ctrl_open(&self->ctrl);
@@ -83,12 +79,16 @@ FIXTURE_SETUP(cq)
 			.timeout_ms = t ? atoi(t) : 1000,
 		};
 	}
-	ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem, CQ_BASE,
-				       SACRED_POLICY_REVOKE_ONLY, 0));
-	for (i = 0; i < NR_PROCS; i++)
-		ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem,
-					       CQ_BASE + 1 + i,
-					       SACRED_POLICY_SWMR, i));
+	for (i = 0; i < NR_MEMS; i++)
+		ids[i] = self->mem[i].id;
+	ca0 = (struct sacred_cq_attr){
+		.base_region = CQ_BASE,
+		.leader_pid = PID(0),
+		.value_max = VALUE_MAX,
+		.timeout_ms = 500,
+	};
+	ASSERT_EQ(0, sacred_cq_setup(self->ctrl, ids, NR_MEMS, &ca0,
+				     NR_PROCS));
 	for (i = 0; i < NR_PROCS; i++) {
 		struct sacred_rmem_attr ra = {
 			.process_id = PID(i),
@@ -96,12 +96,7 @@ FIXTURE_SETUP(cq)
 			.mems = m,
 			.max_io = 4096,
 		};
-		struct sacred_cq_attr ca = {
-			.base_region = CQ_BASE,
-			.leader_pid = PID(0),
-			.value_max = VALUE_MAX,
-			.timeout_ms = 500,
-		};
+		struct sacred_cq_attr ca = ca0;
 
 		ASSERT_EQ(0, sacred_bz_keys_load(self->dir, NR_PROCS, i,
 						 &self->keys[i]));
@@ -134,6 +129,9 @@ struct proposer {
 	char in[VALUE_MAX];
 	char out[VALUE_MAX + 1];
 	int ret;
+	int help;		/* sacred_cq_help()'s result, or 1: not run */
+	unsigned int delay_ms;	/* wait before proposing */
+	bool helper;		/* decided before: only help */
 	struct sacred_cq_stats st;
 };
 
@@ -142,10 +140,18 @@ static void *propose_thread(void *arg)
 	struct proposer *p = arg;
 	size_t len = 0;
 
-	p->ret = sacred_cq_propose(p->cq, p->in, strlen(p->in) + 1, p->out,
-				   VALUE_MAX, &len);
-	p->out[len < VALUE_MAX ? len : VALUE_MAX] = '\0';
-	sacred_cq_stats(p->cq, &p->st);
+	p->help = 1;
+	if (p->delay_ms)
+		usleep(p->delay_ms * 1000);
+	if (!p->helper) {
+		p->ret = sacred_cq_propose(p->cq, p->in, strlen(p->in) + 1,
+					   p->out, VALUE_MAX, &len);
+		p->out[len < VALUE_MAX ? len : VALUE_MAX] = '\0';
+		sacred_cq_stats(p->cq, &p->st);
+	}
+	/* Stay for the others: they may need us for a quorum. */
+	if (!p->ret)
+		p->help = sacred_cq_help(p->cq, 8000);
 	return NULL;
 }
 
@@ -176,16 +182,46 @@ TEST_F(cq, all_correct_decide_on_the_fast_path)
 		EXPECT_EQ(0, p[i].ret) TH_LOG("P%u: %d", i, p[i].ret);
 		EXPECT_STREQ("value of P0", p[i].out);
 		EXPECT_TRUE(p[i].st.fast);
+		/* everyone decided and said so: nobody needs help */
+		EXPECT_EQ(0, p[i].help);
 		TH_LOG("P%u: %u round trips", i, p[i].st.round_trips);
 	}
 }
 
+/* Agreement, and validity: the decision is one of @nr @inputs. */
+static void expect_one_of(struct __test_metadata *_metadata,
+			  struct proposer *p, unsigned int mask,
+			  const char *const *inputs, unsigned int nr)
+{
+	const char *d = NULL;
+	unsigned int i, j;
+	bool valid;
+
+	for (i = 0; i < NR_PROCS; i++) {
+		if (!(mask & (1U << i)))
+			continue;
+		ASSERT_EQ(0, p[i].ret) TH_LOG("P%u: %d", i, p[i].ret);
+		EXPECT_NE(-EPROTO, p[i].help);
+		if (!d)
+			d = p[i].out;
+		EXPECT_STREQ(d, p[i].out);
+		for (j = 0, valid = false; j < nr; j++)
+			valid |= !strcmp(inputs[j], p[i].out);
+		EXPECT_TRUE(valid) TH_LOG("P%u decided \"%s\"", i, p[i].out);
+		TH_LOG("P%u: \"%s\", fast %d, carried %u, %u backup rounds, faulty %#x",
+		       i, p[i].out, p[i].st.fast, p[i].st.carried,
+		       p[i].st.backup_rounds, p[i].st.faulty);
+	}
+}
+
 /*
- * The leader says nothing: everyone panics with its own input, the
- * leader's write is revoked, and nothing gives it back.
+ * The leader says nothing: everyone panics, the leader's write is
+ * revoked and nothing gives it back; the backup decides one of the
+ * others' inputs.
  */
 TEST_F(cq, silent_leader_is_revoked_for_good)
 {
+	static const char *const in[] = { "value of P1", "value of P2" };
 	struct sacred_perm_req req = { .region_id = CQ_BASE, .access = RW };
 	struct sacred_rmem_result res;
 	struct proposer p[NR_PROCS];
@@ -197,10 +233,10 @@ TEST_F(cq, silent_leader_is_revoked_for_good)
 		snprintf(p[i].in, sizeof(p[i].in), "value of P%u", i);
 	}
 	run(self, p, 6);
+	expect_one_of(_metadata, p, 6, in, 2);
 	for (i = 1; i < NR_PROCS; i++) {
-		EXPECT_EQ(SACRED_CQ_PANIC, p[i].ret);
-		EXPECT_STREQ(p[i].in, p[i].out);
 		EXPECT_TRUE(p[i].st.panicked);
+		EXPECT_EQ(SACRED_CQ_CARRY_INPUT, p[i].st.carried);
 	}
 	/* The leader wakes up: the memory refuses its value ... */
 	ret = sacred_cq_lead_value(self->cq[0], "late", 5);
@@ -214,13 +250,12 @@ TEST_F(cq, silent_leader_is_revoked_for_good)
 
 /*
  * The leader signs two values: P1 copies one, P2 the other. No fast-path
- * decision; each carries the value it copied.
+ * decision; the backup agrees on one of the two.
  */
 TEST_F(cq, equivocating_leader_gets_no_fast_decision)
 {
+	static const char *const in[] = { "red", "blue" };
 	struct proposer p[NR_PROCS];
-	unsigned int i;
-
 	pthread_t th;
 
 	ASSERT_EQ(0, sacred_cq_lead_value(self->cq[0], "red", 4));
@@ -232,12 +267,90 @@ TEST_F(cq, equivocating_leader_gets_no_fast_decision)
 	p[2] = (struct proposer){ .cq = self->cq[2], .in = "P2" };
 	propose_thread(&p[2]);
 	pthread_join(th, NULL);
-	for (i = 1; i < NR_PROCS; i++) {
-		EXPECT_EQ(SACRED_CQ_PANIC, p[i].ret);
-		EXPECT_FALSE(p[i].st.fast);
+	expect_one_of(_metadata, p, 6, in, 2);
+	EXPECT_FALSE(p[1].st.fast);
+	EXPECT_FALSE(p[2].st.fast);
+	EXPECT_EQ(SACRED_CQ_CARRY_COPY, p[1].st.carried);
+	EXPECT_EQ(SACRED_CQ_CARRY_COPY, p[2].st.carried);
+}
+
+/*
+ * A Byzantine leader lets P1 decide "red" on the fast path - P2 copied
+ * "red" too, but is slow - then replaces its own copy with a signed
+ * "blue": P2 wakes up, sees the lie and panics.
+ * The leader then joins the backup carrying "blue" and, as round 0's
+ * leader, proposes it. P2 must still decide "red": its panic froze P1's
+ * commit region and found P1's certificate.
+ */
+TEST_F(cq, fast_decision_survives_a_lying_leader)
+{
+	static const char *const in[] = { "red" };
+	struct proposer p[NR_PROCS];
+	size_t len;
+
+	ASSERT_EQ(0, sacred_cq_lead_value(self->cq[0], "red", 4));
+	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[0], SACRED_CQ_BAD_COPY,
+					 "red", 4));
+	/* P2 is slow: it copies "red", then nothing for a while. */
+	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[2],
+					 SACRED_CQ_STALL_AFTER_COPY, NULL, 0));
+	ASSERT_EQ(-EINPROGRESS, sacred_cq_propose(self->cq[2], "P2", 3,
+						  p[2].out, VALUE_MAX, &len));
+	p[1] = (struct proposer){ .cq = self->cq[1], .in = "P1" };
+	ASSERT_EQ(0, sacred_cq_propose(p[1].cq, p[1].in, 3, p[1].out,
+				       VALUE_MAX, &len));
+	sacred_cq_stats(p[1].cq, &p[1].st);
+	ASSERT_TRUE(p[1].st.fast);
+	ASSERT_STREQ("red", p[1].out);
+	p[1].helper = true;
+
+	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[0], SACRED_CQ_BAD_COPY,
+					 "blue", 5));
+	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[0], SACRED_CQ_BAD_CARRY,
+					 "blue", 5));
+	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[0], SACRED_CQ_BAD_PROPOSE,
+					 "blue", 5));
+	p[0] = (struct proposer){ .cq = self->cq[0], .in = "P0",
+				  .delay_ms = 300 };
+	p[2] = (struct proposer){ .cq = self->cq[2], .in = "P2" };
+	run(self, p, 7);
+	expect_one_of(_metadata, p, 6, in, 1);
+	EXPECT_TRUE(p[2].st.panicked);
+	EXPECT_EQ(SACRED_CQ_CARRY_CERTIFIED, p[2].st.carried);
+	/* P0's proposal of "blue" was refused, and P0 caught */
+	EXPECT_EQ(1U, p[2].st.faulty);
+	TH_LOG("the Byzantine leader: %d \"%s\"", p[0].ret, p[0].out);
+}
+
+/*
+ * The leader stays silent in the fast path, then joins the backup and,
+ * as round 0's leader, proposes "evil", which nobody carried: refused.
+ * The decision is one of the carried values, never "evil".
+ */
+TEST_F(cq, unjustified_proposal_is_refused)
+{
+	static const char *const in[] = { "value of P1", "value of P2",
+					  "P0 carry" };
+	struct proposer p[NR_PROCS];
+	unsigned int i;
+
+	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[0], SACRED_CQ_BAD_CARRY,
+					 "P0 carry", 9));
+	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[0], SACRED_CQ_BAD_PROPOSE,
+					 "evil", 5));
+	for (i = 0; i < NR_PROCS; i++) {
+		p[i] = (struct proposer){ .cq = self->cq[i] };
+		snprintf(p[i].in, sizeof(p[i].in), "value of P%u", i);
 	}
-	EXPECT_STREQ("red", p[1].out);
-	EXPECT_STREQ("blue", p[2].out);
+	p[0].delay_ms = 800;
+	run(self, p, 7);
+	expect_one_of(_metadata, p, 6, in, 3);
+	EXPECT_STRNE("evil", p[1].out);
+	/* round 0 was P0's: refused, P0 caught; round 1 decided */
+	EXPECT_GE(p[1].st.backup_rounds, 2);
+	EXPECT_EQ(1U, p[1].st.faulty);
+	EXPECT_EQ(1U, p[2].st.faulty);
+	TH_LOG("the Byzantine leader: %d \"%s\"", p[0].ret, p[0].out);
 }
 
 TEST_HARNESS_MAIN
