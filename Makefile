@@ -195,6 +195,27 @@ check-multivm:
 model:
 	scripts/check-model
 
+# Soak mode of the faults tests (Documentation/testing.rst, "Soak runs"):
+# the revoke guarantee with SOAK_TRIALS revokes per write size (8 B, 4 KiB
+# and 16 KiB: below and above the MTU; default 10^5, hours in a TCG
+# guest) and the netlink fuzzer with SOAK_FUZZ_COUNT messages
+# (default 10^6), each in its own VM with SOAK_TIMEOUT seconds. Each size
+# prints a "# soak:" line; runs are recorded in bench/results/soak.md.
+SOAK_TRIALS	?= 100000
+SOAK_FUZZ_COUNT	?= 1000000
+SOAK_TIMEOUT	?= 43200
+
+.PHONY: soak
+soak:
+	scripts/deps
+	$(MAKE) all
+	scripts/vm-run -q --timeout $(SOAK_TIMEOUT) $(if $(KVER),--kver $(KVER)) \
+		--module kmod/sacred.ko -- env SACRED_REVOKE_TRIALS=$(SOAK_TRIALS) \
+		selftests/sacred_revoke
+	scripts/vm-run -q --timeout $(SOAK_TIMEOUT) $(if $(KVER),--kver $(KVER)) \
+		--module kmod/sacred.ko -- env SACRED_KO=$(CURDIR)/kmod/sacred.ko \
+		SACRED_FUZZ_COUNT=$(SOAK_FUZZ_COUNT) selftests/sacred_nlfuzz
+
 demo:
 	scripts/deps
 	$(MAKE) all
