@@ -69,7 +69,6 @@ static int grant_first_leader(struct sacred_ctrl *ctrl,
 
 FIXTURE_SETUP(cons)
 {
-	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
 	struct sacred_rmem_member m[NR_MEMS];
 	char dev[64];
 	unsigned int i, k;
@@ -80,22 +79,8 @@ FIXTURE_SETUP(cons)
 	ASSERT_EQ(0, ret);
 	if (!env_word("SACRED_RXE_DEVS", NR_MEMS - 1, dev, sizeof(dev)))
 		SKIP(return, "needs three rxe devices");
-	for (i = 0; i < NR_MEMS; i++) {
-		struct sacred_mem_params p = {
-			.id = SACRED_MEM_ID_ANY,
-			.cm_port = TEST_CM_PORT,
-			.dev_name = dev,
-		};
-
-		ASSERT_NE(NULL, env_word("SACRED_RXE_DEVS", i, dev,
-					 sizeof(dev)));
-		ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem[i]));
-		self->have[i] = true;
-		m[i] = (struct sacred_rmem_member){
-			.addr = (struct sockaddr *)&self->mem[i].addr,
-			.timeout_ms = t ? atoi(t) : 1000,
-		};
-	}
+	ASSERT_EQ(0, mems_new(self->ctrl, NR_MEMS, TEST_CM_PORT, self->mem,
+			      self->have, m));
 	for (k = 0; k < ROUNDS; k++) {
 		ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem,
 					       CONS_BASE + k,

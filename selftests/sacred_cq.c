@@ -46,7 +46,6 @@ FIXTURE(cq) {
 
 FIXTURE_SETUP(cq)
 {
-	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
 	struct sacred_rmem_member m[NR_MEMS];
 	struct sacred_cq_attr ca0;
 	uint32_t ids[NR_MEMS];
@@ -63,22 +62,8 @@ FIXTURE_SETUP(cq)
 	ASSERT_EQ(0, mkdir(self->dir, 0700));
 	for (i = 0; i < NR_PROCS; i++)
 		ASSERT_EQ(0, sacred_bz_keygen(self->dir, i));
-	for (i = 0; i < NR_MEMS; i++) {
-		struct sacred_mem_params p = {
-			.id = SACRED_MEM_ID_ANY,
-			.cm_port = TEST_CM_PORT,
-			.dev_name = dev,
-		};
-
-		ASSERT_NE(NULL, env_word("SACRED_RXE_DEVS", i, dev,
-					 sizeof(dev)));
-		ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem[i]));
-		self->have[i] = true;
-		m[i] = (struct sacred_rmem_member){
-			.addr = (struct sockaddr *)&self->mem[i].addr,
-			.timeout_ms = t ? atoi(t) : 1000,
-		};
-	}
+	ASSERT_EQ(0, mems_new(self->ctrl, NR_MEMS, TEST_CM_PORT, self->mem,
+			      self->have, m));
 	for (i = 0; i < NR_MEMS; i++)
 		ids[i] = self->mem[i].id;
 	ca0 = (struct sacred_cq_attr){
@@ -86,6 +71,12 @@ FIXTURE_SETUP(cq)
 		.leader_pid = PID(0),
 		.value_max = VALUE_MAX,
 		.timeout_ms = 500,
+		/*
+		 * Backup steps wait 2 s (x round + 1): long enough that the
+		 * late Byzantine P0's round-0 proposal is seen and refused
+		 * even on a loaded TCG host.
+		 */
+		.round_ms = 2000,
 	};
 	ASSERT_EQ(0, sacred_cq_setup(self->ctrl, ids, NR_MEMS, &ca0,
 				     NR_PROCS));

@@ -45,7 +45,6 @@ FIXTURE(neb) {
 
 FIXTURE_SETUP(neb)
 {
-	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
 	struct sacred_rmem_member m[NR_MEMS];
 	char dev[64];
 	unsigned int i, j;
@@ -60,44 +59,13 @@ FIXTURE_SETUP(neb)
 	ASSERT_EQ(0, mkdir(self->dir, 0700));
 	for (i = 0; i < NR_PROCS; i++)
 		ASSERT_EQ(0, sacred_bz_keygen(self->dir, i));
-	for (i = 0; i < NR_MEMS; i++) {
-		struct sacred_mem_params p = {
-			.id = SACRED_MEM_ID_ANY,
-			.cm_port = TEST_CM_PORT,
-			.dev_name = dev,
-		};
-
-		ASSERT_NE(NULL, env_word("SACRED_RXE_DEVS", i, dev,
-					 sizeof(dev)));
-		ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem[i]));
-		self->have[i] = true;
-		m[i] = (struct sacred_rmem_member){
-			.addr = (struct sockaddr *)&self->mem[i].addr,
-			.timeout_ms = t ? atoi(t) : 1000,
-		};
-		for (j = 0; j < NR_PROCS; j++) {
-			struct sacred_acl_entry acl[NR_PROCS];
-			unsigned int q;
-
-			for (q = 0; q < NR_PROCS; q++)
-				acl[q] = (struct sacred_acl_entry){
-					.process_id = PID(q),
-					.access = q == j ?
-						  (SACRED_ACCESS_READ |
-						   SACRED_ACCESS_WRITE) :
-						  SACRED_ACCESS_READ,
-				};
-			ASSERT_EQ(0, sacred_region_new(self->ctrl,
-						       self->mem[i].id,
-						       NEB_BASE + j, 65536,
-						       SACRED_POLICY_SWMR,
-						       NULL));
-			ASSERT_EQ(0, sacred_region_set_acl(self->ctrl,
-							   self->mem[i].id,
-							   NEB_BASE + j, acl,
-							   NR_PROCS));
-		}
-	}
+	ASSERT_EQ(0, mems_new(self->ctrl, NR_MEMS, TEST_CM_PORT, self->mem,
+			      self->have, m));
+	for (j = 0; j < NR_PROCS; j++)
+		ASSERT_EQ(0, region_on_all(self->ctrl, self->mem, NR_MEMS,
+					   NEB_BASE + j, 65536,
+					   SACRED_POLICY_SWMR, PID(0), NR_PROCS,
+					   j));
 	for (i = 0; i < NR_PROCS; i++) {
 		struct sacred_rmem_attr ra = {
 			.process_id = PID(i),

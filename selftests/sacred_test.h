@@ -109,6 +109,45 @@ static inline int region_on_all(struct sacred_ctrl *ctrl,
 	}
 	return 0;
 }
+
+/*
+ * One memory instance on each of the first @nr rxe devices, listening on
+ * @port: @mem[i] its info, @have[i] set once made (teardown deletes
+ * those), @m[i] a replicated-memory member for it whose timeout is
+ * SACRED_CONN_TIMEOUT_MS (default 1000). Returns 0; -ENODEV, before
+ * making anything, when the rig has fewer than @nr devices (skip); the
+ * error of sacred_mem_new().
+ */
+static inline int mems_new(struct sacred_ctrl *ctrl, unsigned int nr,
+			   uint16_t port, struct sacred_mem_info *mem,
+			   bool *have, struct sacred_rmem_member *m)
+{
+	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
+	char dev[64];
+	unsigned int i;
+	int ret;
+
+	if (!nr || !env_word("SACRED_RXE_DEVS", nr - 1, dev, sizeof(dev)))
+		return -ENODEV;
+	for (i = 0; i < nr; i++) {
+		struct sacred_mem_params p = {
+			.id = SACRED_MEM_ID_ANY,
+			.cm_port = port,
+			.dev_name = dev,
+		};
+
+		env_word("SACRED_RXE_DEVS", i, dev, sizeof(dev));
+		ret = sacred_mem_new(ctrl, &p, &mem[i]);
+		if (ret)
+			return ret;
+		have[i] = true;
+		m[i] = (struct sacred_rmem_member){
+			.addr = (struct sockaddr *)&mem[i].addr,
+			.timeout_ms = t ? atoi(t) : 1000,
+		};
+	}
+	return 0;
+}
 #endif
 
 /* Become nobody without capabilities; returns 0 or -1. */
