@@ -33,8 +33,8 @@
  *      certificate for it;
  *   4. write the certificate into own commit region; once a quorum of
  *      memories took it, decide.
- *   For the leader, n + 4 quorum round trips one after the other when
- *   everyone is there; n + 3 for the others.
+ *   n + 3 quorum round trips one after the other when everyone is there
+ *   (the leader writes its value instead of reading it).
  *
  * Panic - on a timeout, a copy of another validly signed value (the
  * leader equivocated), someone else's panic, or a failed commit:
@@ -1401,10 +1401,13 @@ int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 			return cq_backup(cq, v, len, out, max, out_len);
 		if (ret)
 			return ret;
+		/* The leader knows what it wrote: no read of it. */
+		memcpy(cq->lsig, cq->rec + 8, CQ_SIG);
+		lr = (struct cq_rec){ .len = len, .lsig = cq->lsig, .val = v };
 	}
 
 	/* The leader's value, then our copy of it. */
-	for (;;) {
+	while (cq->me != 0) {
 		ret = cq_read_leader(cq, &lr);
 		if (!ret)
 			break;
