@@ -172,6 +172,7 @@ int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
 	}
 	xa_init_flags(&mem->regions, XA_FLAGS_ALLOC);
 	xa_init(&mem->peers);
+	INIT_LIST_HEAD(&mem->fenced);
 
 	if (addr) {
 		memcpy(&mem->addr, addr, addr->sa_family == AF_INET6 ?

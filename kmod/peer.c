@@ -33,10 +33,13 @@
  * sends more than its credits gets receiver-not-ready NAKs, never a queue
  * that grows.
  *
- * End of a connection: a disconnect, a connection error, any failed
- * completion, or a fence (perm.c revoking a connected process's access)
- * queues conn->release_work once (SACRED_CONN_RELEASE_QUEUED). The release
- * drains the QP (unless a fence already did), then detaches the connection
+ * End of a connection: a disconnect, a connection error or any failed
+ * completion queues conn->release_work once (SACRED_CONN_RELEASE_QUEUED).
+ * A fence (perm.c revoking a connected process's access) detaches the
+ * connection itself and queues the release SACRED_FENCED_RELEASE_MS later,
+ * after the reply it was for (the flush completions of a fenced QP queue
+ * nothing). The release drains the QP (unless a fence already did), then
+ * detaches the connection
  * from its peer under mem->lock - so a peer without a connection never has
  * a QP still placing data - and destroys QP, CQ and cm_id outside any
  * lock: rdma_destroy_id() waits for running event handlers, and the
@@ -54,6 +57,15 @@
 
 #define SACRED_CREDITS		16
 #define SACRED_MAX_PEERS	4096
+/*
+ * How long the release of a fenced connection waits: long enough for the
+ * reply that follows the fence to leave first (measured on rxe: a release
+ * running at once, disconnect and QP/CQ/id destruction, delayed that reply
+ * by about 0.5 ms, a third of the whole change), short next to the
+ * process's own retry timeout. The process learns of the fence at its next
+ * access anyway; its own disconnect releases the connection at once.
+ */
+#define SACRED_FENCED_RELEASE_MS	10
 
 enum {
 	SACRED_CONN_RELEASE_QUEUED,
@@ -80,6 +92,9 @@ struct sacred_slot {
  * @pending: slots holding requests not yet handled, in arrival order
  * @work: handles @pending
  * @release_work: tears the connection down
+ * @release_timer: queues @release_work a little after a fence
+ * @fenced_link: entry in the instance's list of fenced connections whose
+ *	release waits for @release_timer (under mem->lock)
  * @fenced: completed once the QP is drained (sacred_conn_fence_start())
  * @drain_cqe: completion of the receive-queue drain marker
  * @inline_replies: the QP sends replies inline
@@ -96,6 +111,8 @@ struct sacred_conn {
 	struct list_head pending;
 	struct work_struct work;
 	struct work_struct release_work;
+	struct delayed_work release_timer;
+	struct list_head fenced_link;
 	struct completion fenced;
 	struct ib_cqe drain_cqe;
 	bool inline_replies;
@@ -217,8 +234,12 @@ static void sacred_conn_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	unsigned long flags;
 
 	if (wc->status != IB_WC_SUCCESS) {
-		/* Flushed by a drain, or the QP broke: either way, done. */
-		sacred_conn_queue_release(conn);
+		/*
+		 * The QP broke: done. Flushed by a fence: whoever fenced it
+		 * releases it (sacred_conn_fence_finish()).
+		 */
+		if (!test_bit(SACRED_CONN_FENCED, &conn->flags))
+			sacred_conn_queue_release(conn);
 		return;
 	}
 
@@ -240,9 +261,10 @@ static void sacred_conn_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		container_of(wc->wr_cqe, struct sacred_slot, tx_cqe);
 	struct sacred_conn *conn = slot->conn;
 
-	if (wc->status != IB_WC_SUCCESS)
-		sacred_conn_queue_release(conn);
-	else if (!conn->inline_replies &&
+	if (wc->status != IB_WC_SUCCESS) {
+		if (!test_bit(SACRED_CONN_FENCED, &conn->flags))
+			sacred_conn_queue_release(conn);
+	} else if (!conn->inline_replies &&
 		 (test_bit(SACRED_CONN_DEAD, &conn->flags) ||
 		  sacred_conn_post_recv(conn, slot->index)))
 		sacred_conn_queue_release(conn);
@@ -470,8 +492,10 @@ static void sacred_conn_fence_wait(struct sacred_conn *conn)
  * @conn: a connection sacred_conn_fence_start() was called on
  *
  * Waits for the drain, then detaches the connection from its peer, so the
- * process can connect again at once, and queues its release, which
- * disconnects it.
+ * process can connect again at once. Its release, which disconnects it,
+ * runs SACRED_FENCED_RELEASE_MS later (or when the process disconnects, or
+ * the instance shuts down): not in the way of the reply that the fence
+ * was for. Nothing of the guarantee waits for it.
  *
  * Context: mem->lock held; sleeps.
  */
@@ -484,8 +508,10 @@ void sacred_conn_fence_finish(struct sacred_conn *conn)
 		conn->peer->conn = NULL;
 	}
 	set_bit(SACRED_CONN_DEAD, &conn->flags);
-	/* The release work disconnects: off the requester's path. */
-	sacred_conn_queue_release(conn);
+	if (list_empty(&conn->fenced_link))
+		list_add_tail(&conn->fenced_link, &conn->peer->mem->fenced);
+	queue_delayed_work(sacred_wq, &conn->release_timer,
+			   msecs_to_jiffies(SACRED_FENCED_RELEASE_MS));
 }
 
 /**
@@ -513,6 +539,15 @@ static void sacred_conn_free(struct sacred_conn *conn)
 	atomic_dec(&sacred_live.conns);
 }
 
+static void sacred_conn_release_timer(struct work_struct *work)
+{
+	struct sacred_conn *conn = container_of(to_delayed_work(work),
+						struct sacred_conn,
+						release_timer);
+
+	sacred_conn_queue_release(conn);
+}
+
 static void sacred_conn_release_work(struct work_struct *work)
 {
 	struct sacred_conn *conn =
@@ -530,7 +565,10 @@ static void sacred_conn_release_work(struct work_struct *work)
 	if (conn->peer->conn == conn)
 		conn->peer->conn = NULL;
 	set_bit(SACRED_CONN_DEAD, &conn->flags);
+	list_del_init(&conn->fenced_link);
 	mutex_unlock(&mem->lock);
+	/* Detached and dead: no fence arms the timer again. */
+	cancel_delayed_work_sync(&conn->release_timer);
 
 	rdma_destroy_qp(conn->cm_id);
 	ib_free_cq(conn->cq);
@@ -590,6 +628,8 @@ static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
 	INIT_LIST_HEAD(&conn->pending);
 	INIT_WORK(&conn->work, sacred_conn_work);
 	INIT_WORK(&conn->release_work, sacred_conn_release_work);
+	INIT_DELAYED_WORK(&conn->release_timer, sacred_conn_release_timer);
+	INIT_LIST_HEAD(&conn->fenced_link);
 	init_completion(&conn->fenced);
 	conn->drain_cqe.done = sacred_conn_drain_done;
 	for (i = 0; i < SACRED_CREDITS; i++) {
@@ -841,6 +881,7 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
  */
 void sacred_mem_peers_shutdown(struct sacred_mem *mem)
 {
+	struct sacred_conn *conn;
 	struct sacred_peer *peer;
 	unsigned long pid;
 
@@ -848,8 +889,12 @@ void sacred_mem_peers_shutdown(struct sacred_mem *mem)
 	xa_for_each(&mem->peers, pid, peer)
 		if (peer->conn)
 			sacred_conn_queue_release(peer->conn);
+	/* Fenced ones waiting for their timer: now. */
+	list_for_each_entry(conn, &mem->fenced, fenced_link)
+		sacred_conn_queue_release(conn);
 	mutex_unlock(&mem->lock);
 	flush_workqueue(sacred_wq);
+	WARN_ON(!list_empty(&mem->fenced));
 }
 
 /**

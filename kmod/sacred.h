@@ -68,6 +68,8 @@ struct sacred_dev {
  * @key_len: bytes in @key
  * @lock: see the locking rules above
  * @peers: processes known to the instance, by process id (under @lock)
+ * @fenced: fenced connections whose release is deferred (peer.c; under
+ *	@lock)
  */
 struct sacred_mem {
 	u32 id;
@@ -84,6 +86,7 @@ struct sacred_mem {
 	u32 key_len;
 	struct mutex lock;	/* see "Locking" above */
 	struct xarray peers;
+	struct list_head fenced;
 };
 
 /**
