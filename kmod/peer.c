@@ -161,6 +161,35 @@ struct sacred_peer *sacred_conn_peer(struct sacred_conn *conn)
 }
 
 /**
+ * sacred_conn_post_send() - post send work requests and run them now
+ * @conn: the connection whose QP gets them
+ * @wr: the chain of work requests
+ *
+ * ib_post_send() with bottom halves disabled around it. A software device
+ * (rxe, siw) hands the work to a tasklet; scheduled from process context,
+ * that tasklet waits for ksoftirqd to be scheduled, and the completion
+ * then waits for this thread to be woken again. Pending softirqs run in
+ * local_bh_enable(): the work request is executed, and usually completed
+ * through the CQ (polled in softirq context), before this returns. The
+ * caller still waits for the completion; a hardware device just posts.
+ * Only for the module's own MR work: a reply posted this way also runs
+ * the receiving side of a loopback peer here, which measured slower.
+ *
+ * Context: process context, bottom halves enabled.
+ * Return: 0 or the error of ib_post_send().
+ */
+int sacred_conn_post_send(struct sacred_conn *conn,
+			  const struct ib_send_wr *wr)
+{
+	int ret;
+
+	local_bh_disable();
+	ret = ib_post_send(sacred_conn_qp(conn), wr, NULL);
+	local_bh_enable();
+	return ret;
+}
+
+/**
  * sacred_conn_rq_psn() - the next PSN a connection's QP expects to receive
  * @conn: the connection
  *
@@ -467,11 +496,18 @@ void sacred_conn_fence_start(struct sacred_conn *conn)
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_recv_wr wr = { .wr_cqe = &conn->drain_cqe };
 	struct ib_qp *qp = sacred_conn_qp(conn);
+	int ret;
 
 	if (test_and_set_bit(SACRED_CONN_FENCED, &conn->flags))
 		return;
-	if (ib_modify_qp(qp, &attr, IB_QP_STATE) ||
-	    ib_post_recv(qp, &wr, NULL)) {
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE);
+	if (!ret) {
+		/* As in sacred_conn_post_send(): the flush runs here. */
+		local_bh_disable();
+		ret = ib_post_recv(qp, &wr, NULL);
+		local_bh_enable();
+	}
+	if (ret) {
 		/* Cannot happen on a QP we own; fall back to the helper. */
 		pr_err_ratelimited("fence of process %u: QP refused the drain marker\n",
 				   conn->peer->process_id);

@@ -178,7 +178,7 @@ static int sacred_grant_post_inv(struct sacred_grant *grant,
 		.ex.invalidate_rkey = grant->mr->rkey,
 	};
 
-	return ib_post_send(sacred_conn_qp(conn), &wr, NULL);
+	return sacred_conn_post_send(conn, &wr);
 }
 
 /*
@@ -219,8 +219,7 @@ static int sacred_grant_post_reg(struct sacred_grant *grant,
 	reg.key = grant->mr->rkey;
 	reg.access = ib_access_of(access);
 
-	return ib_post_send(sacred_conn_qp(conn),
-			    grant->access ? &inv : &reg.wr, NULL);
+	return sacred_conn_post_send(conn, grant->access ? &inv : &reg.wr);
 }
 
 /* The end of a registration: VALID(@access), or a fresh MR on failure. */

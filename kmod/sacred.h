@@ -250,6 +250,8 @@ int sacred_conn_cm_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *event);
 struct sacred_conn *sacred_peer_conn(struct sacred_peer *peer);
 bool sacred_conn_usable(struct sacred_conn *conn);
 s64 sacred_conn_rq_psn(struct sacred_conn *conn);
+int sacred_conn_post_send(struct sacred_conn *conn,
+			  const struct ib_send_wr *wr);
 struct sacred_peer *sacred_conn_peer(struct sacred_conn *conn);
 struct ib_qp *sacred_conn_qp(struct sacred_conn *conn);
 void sacred_conn_fence(struct sacred_conn *conn);
