@@ -184,6 +184,8 @@ struct cq_peer {
  * @copy: that value
  * @copy_len: its bytes
  * @lsig: the leader's signature of it
+ * @mysig: this process's signature of its copy
+ * @panic_check: when to look for others' panics next (ms)
  * @stall: test hook: return after the copy
  * @cert: a unanimity certificate held: leader signature, n copy
  *	signatures
@@ -216,6 +218,8 @@ struct sacred_cq {
 	uint8_t *copy;
 	size_t copy_len;
 	uint8_t lsig[CQ_SIG];
+	uint8_t mysig[CQ_SIG];
+	uint64_t panic_check;
 	bool stall;
 	uint8_t cert[(SACRED_BZ_MAX_PROCS + 1) * CQ_SIG];
 	bool certified;
@@ -678,6 +682,22 @@ static bool cq_someone_panicked(struct sacred_cq *cq)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * Time to panic: @deadline passed, or (looked for every 20 ms: each look
+ * is n - 1 reads) someone else panicked.
+ */
+static bool cq_should_panic(struct sacred_cq *cq, uint64_t deadline)
+{
+	uint64_t now = cq_now_ms();
+
+	if (now >= deadline)
+		return true;
+	if (now < cq->panic_check)
+		return false;
+	cq->panic_check = now + 20;
+	return cq_someone_panicked(cq);
 }
 
 /*
@@ -1373,9 +1393,11 @@ static int cq_backup(struct sacred_cq *cq, const void *v, size_t len,
 int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 		      void *out, size_t max, size_t *out_len)
 {
+	uint8_t cert[(SACRED_BZ_MAX_PROCS + 1) * CQ_SIG];
 	struct sacred_cell_view view;
-	unsigned int p, same;
 	struct cq_rec lr, r;
+	uint32_t have;
+	unsigned int p;
 	uint64_t deadline;
 	uint32_t l32;
 	size_t n;
@@ -1412,12 +1434,13 @@ int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 		if (!ret)
 			break;
 		if ((ret != -EAGAIN && ret != -EBADMSG) ||
-		    cq_now_ms() >= deadline || cq_someone_panicked(cq))
+		    cq_should_panic(cq, deadline))
 			return cq_backup(cq, v, len, out, max, out_len);
 		usleep(1000);
 	}
 	n = cq_build(cq, lr.val, lr.len, lr.lsig, true);
 	memcpy(cq->lsig, cq->rec + 8, CQ_SIG);
+	memcpy(cq->mysig, cq->rec + 8 + CQ_SIG, CQ_SIG);
 	memcpy(cq->copy, lr.val, lr.len);
 	cq->copy_len = lr.len;
 	cq->copied = true;
@@ -1436,35 +1459,47 @@ copies:
 	 * Everyone's copy of the same value: a certificate. Built in
 	 * cq->buf's tail as leader signature + n copy signatures.
 	 */
+	/*
+	 * A copy checked once is kept: its signatures are all the
+	 * certificate needs, whatever its writer does later. The leader's
+	 * signature of our value was checked when we read it; only the
+	 * copier's is new in a copy of the same value.
+	 */
+	memcpy(cert, cq->lsig, CQ_SIG);
+	memcpy(cert + (1 + cq->me) * CQ_SIG, cq->mysig, CQ_SIG);
+	have = 1U << cq->me;
 	for (;;) {
-		uint8_t cert[(SACRED_BZ_MAX_PROCS + 1) * CQ_SIG];
-
-		memcpy(cert, cq->lsig, CQ_SIG);
-		same = 0;
 		for (p = 0; p < cq->n; p++) {
+			if (have & (1U << p))
+				continue;
 			cq->stats.round_trips++;
 			ret = sacred_slots_read(cq->procs[p], CQ_SLOT_COPY,
 						cq->buf,
 						CQ_HDR + cq->a.value_max,
 						&view);
-			if (ret)
-				break;
-			if (!cq_parse(cq, cq->buf, view.len, &r) ||
-			    !cq_copy_ok(cq, p, &r))
-				break;
-			if (r.len != cq->copy_len ||
-			    memcmp(r.val, cq->copy, r.len))
+			if (ret || !cq_parse(cq, cq->buf, view.len, &r))
+				continue;
+			if (r.len == cq->copy_len &&
+			    !memcmp(r.val, cq->copy, r.len) &&
+			    !memcmp(r.lsig, cq->lsig, CQ_SIG)) {
+				if (!cq_copy_sig_ok(cq, p, r.val, r.len,
+						    r.lsig, r.sig))
+					continue;
+				memcpy(cert + (1 + p) * CQ_SIG, r.sig, CQ_SIG);
+				have |= 1U << p;
+			} else if (cq_copy_ok(cq, p, &r) &&
+				   (r.len != cq->copy_len ||
+				    memcmp(r.val, cq->copy, r.len))) {
 				/* The leader signed two values: it lied. */
 				return cq_backup(cq, v, len, out, max,
 						 out_len);
-			memcpy(cert + (1 + p) * CQ_SIG, r.sig, CQ_SIG);
-			same++;
+			}
 		}
-		if (same == cq->n) {
+		if (have == (1U << cq->n) - 1) {
 			cq_hold_cert(cq, cq->copy, cq->copy_len, cert);
 			break;
 		}
-		if (cq_now_ms() >= deadline || cq_someone_panicked(cq))
+		if (cq_should_panic(cq, deadline))
 			return cq_backup(cq, v, len, out, max, out_len);
 		usleep(1000);
 	}
