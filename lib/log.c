@@ -28,8 +28,13 @@
  * Heartbeats: region hb_region (static, everyone read-write) holds one
  * 8-byte counter per process; each process bumps its own every
  * hb_period_ms and reads all of them. A process whose counter has not
- * moved for suspect_ms is suspected; the leader is the lowest-numbered
- * process not suspected (Omega).
+ * moved for its timeout (suspect_ms at first) is suspected; the leader is
+ * the lowest-numbered process not suspected (Omega). A process found
+ * alive after it was suspected gets its timeout doubled (up to 16 x
+ * suspect_ms), as in an eventually perfect failure detector: a new
+ * leader whose takeover outlasts the timeout on a loaded host is no
+ * longer fenced by a follower over and over (make bench measured 60 s
+ * stalls in 1 of 20 fail-overs before).
  *
  * Becoming leader with ballot b (takeover), at each memory in order:
  * changePermission(write), write own meta (mbal = b), read every meta;
@@ -88,6 +93,7 @@ enum { LOG_FOLLOWER, LOG_LEADER };
  * @hb: own heartbeat counter
  * @hb_seen: per process, the last counter read
  * @hb_change: per process, when its counter last moved (ms)
+ * @susp: per process, how long a still counter takes to suspect it (ms)
  * @last_hb: when the last heartbeat round ran (ms)
  * @last_revive: when broken connections were last reconnected (ms)
  * @leader: the process the failure detector says leads
@@ -115,6 +121,7 @@ struct sacred_log {
 	uint64_t hb;
 	uint64_t hb_seen[SACRED_LOG_MAX_PROCS];
 	uint64_t hb_change[SACRED_LOG_MAX_PROCS];
+	uint64_t susp[SACRED_LOG_MAX_PROCS];
 	uint64_t last_hb;
 	uint64_t last_revive;
 	int leader;
@@ -527,15 +534,19 @@ static void log_heartbeat(struct sacred_log *l, uint64_t now)
 				if (res.ok & (1U << k) &&
 				    le64toh(words[k][p]) > best)
 					best = le64toh(words[k][p]);
-			if (best != l->hb_seen[p]) {
-				l->hb_seen[p] = best;
-				l->hb_change[p] = now;
-			}
+			if (best == l->hb_seen[p])
+				continue;
+			/* suspected wrongly: be slower to suspect it */
+			if (now - l->hb_change[p] >= l->susp[p] &&
+			    l->susp[p] < 16 * (uint64_t)l->a.suspect_ms)
+				l->susp[p] *= 2;
+			l->hb_seen[p] = best;
+			l->hb_change[p] = now;
 		}
 	}
 	l->hb_change[l->a.me] = now;
 	for (p = 0; p < l->a.nr_procs && leader < 0; p++)
-		if (now - l->hb_change[p] < (uint64_t)l->a.suspect_ms)
+		if (now - l->hb_change[p] < l->susp[p])
 			leader = p;
 	l->leader = leader;
 }
@@ -608,8 +619,10 @@ int sacred_log_open(const struct sacred_log_attr *attr,
 		if (!l->bufs[k])
 			goto err;
 	}
-	for (p = 0; p < attr->nr_procs; p++)
+	for (p = 0; p < attr->nr_procs; p++) {
 		l->hb_change[p] = now;
+		l->susp[p] = l->a.suspect_ms;
+	}
 
 	ret = sacred_rmem_attach(attr->rm, attr->log_region, NULL);
 	if (!ret)
