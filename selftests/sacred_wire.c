@@ -314,6 +314,60 @@ TEST_F(wire, stranger_gets_no_access)
 	EXPECT_EQ(0, le32toh(rep.rkey));
 }
 
+/*
+ * Requests that name other processes: a stranger asks a revoke-only
+ * region to take write from its writer, and a member asks on a region it
+ * is not in. Both are refused, and the writer keeps what it holds.
+ */
+TEST_F(wire, requests_naming_other_processes_change_nothing)
+{
+	struct sacred_acl_entry acl[2] = {
+		{ .process_id = 3, .access = SACRED_ACCESS_READ |
+					     SACRED_ACCESS_WRITE },
+		{ .process_id = 7, .access = SACRED_ACCESS_READ },
+	};
+	struct sacred_wire_req req;
+	struct sacred_wire_reply rep;
+	struct sacred_region_info ri;
+	unsigned int n;
+	uint64_t ballot;
+
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
+				       SACRED_REGION_ID_ANY, 4096,
+				       SACRED_POLICY_REVOKE_ONLY, &ri));
+	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id, ri.id,
+					   acl, 1));
+
+	ASSERT_EQ(0, raw_connect_ok(self, 99));
+	req = attach_req(ri.id, 1);
+	req.hdr.op = htole16(SACRED_OP_PERM);
+	req.target = htole32(3);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_NO_ACCESS, raw_reply(&self->raw, &rep));
+	EXPECT_EQ(0, le32toh(rep.rkey));
+	raw_close(&self->raw);
+
+	/* Process 7 is a member of the fixture's region, not of this one. */
+	ASSERT_EQ(0, raw_connect_ok(self, 7));
+	req.hdr.cookie = htole32(2);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_NO_ACCESS, raw_reply(&self->raw, &rep));
+
+	memset(acl, 0, sizeof(acl));
+	ASSERT_EQ(0, sacred_region_get_acl(self->ctrl, self->mem.id, ri.id,
+					   acl, 2, &n, &ballot));
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(3, acl[0].process_id);
+	EXPECT_EQ(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE,
+		  acl[0].access_cur);
+
+	/* And the connection still answers a good request. */
+	req = attach_req(self->region, 3);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+	EXPECT_EQ(3, le32toh(rep.hdr.cookie));
+}
+
 /* Longer than the instance's receive buffers: the connection ends. */
 TEST_F(wire, oversized_message_ends_the_connection_cleanly)
 {
