@@ -15,6 +15,8 @@
  *   revoke+grant    changePermission that takes write from a connected
  *                   writer: invalidate on its QP, fence it, register the
  *                   requester, reply - the PMP leader change
+ *   reconnect       what the fenced writer pays afterwards: a new
+ *                   connection and the re-attach of its region
  *
  * for region sizes from 4 KiB to 256 MiB; revoke+grant is sampled once
  * per size in turns (every region and its two connections open at once),
@@ -298,7 +300,7 @@ static uint64_t parse_size(const char *s)
 
 int main(int argc, char **argv)
 {
-	static double v[MAXN], sr[MAXN], rg[MAX_SIZES][MAXN];
+	static double v[MAXN], sr[MAXN], rg[MAX_SIZES][MAXN], rc[MAX_SIZES][MAXN];
 	static struct echo_client echo;
 	static struct sacred_conn *ca[MAX_SIZES], *cb[MAX_SIZES];
 	static uint32_t rid[MAX_SIZES];
@@ -466,9 +468,13 @@ int main(int argc, char **argv)
 					    sizeof(word)))
 				if (sacred_conn_reconnect(cb[k]))
 					usleep(1000);
+			/* What the fenced writer pays: reconnect, re-attach. */
+			t0 = now_us();
 			ret = sacred_conn_reconnect(ca[k]);
 			if (ret)
 				die("reconnect", ret);
+			if (i >= 5)
+				rc[k][i - 5] = now_us() - t0;
 			t0 = now_us();
 			ret = ask(ca[k], rid[k], RW);
 			if (ret)
@@ -478,6 +484,8 @@ int main(int argc, char **argv)
 		}
 	}
 	for (k = 0; k < nsizes; k++) {
+		row("revoked writer: reconnect after the fence", names[k],
+		    summarize(rc[k], n));
 		s = summarize(rg[k], n);
 		row("revoke+grant (writer fenced)", names[k], s);
 		if (s.med > worst)
