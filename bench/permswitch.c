@@ -4,9 +4,9 @@
  * it, next to the floor it is measured against, in one run on one rxe
  * device.
  *
- *   send/recv RTT   32-byte SEND, echoed by a userspace peer; both sides
- *                   spin 1 ms for a completion, then sleep, as libsacred
- *                   does
+ *   send/recv RTT   32-byte SEND, echoed by a userspace peer, back to back;
+ *                   both sides spin 1 ms for a completion, then sleep, as
+ *                   libsacred does
  *   write RTT       8-byte RDMA WRITE, post to completion (libsacred)
  *   attach          a request to the instance and its reply: the kernel's
  *                   request path without a change
@@ -153,9 +153,12 @@ static void *echo_server(void *arg)
 		goto fail;
 	/*
 	 * The echo side waits as the client does: spin up to 1 ms, then
-	 * sleep. An echo that only sleeps on completion events measures how
-	 * fast the TCG guest wakes a thread (2.7-12 ms seen), not the
-	 * device; one that spins for ever starves rxe's tasks.
+	 * sleep. Back to back, each SEND finds it still spinning, as in
+	 * perftest's ib_send_lat. An echo that only sleeps on completion
+	 * events (or one sampled between switches, always asleep by then)
+	 * measures how fast the TCG guest wakes a thread - 0.2 to 12 ms
+	 * seen - not the device; one that spins for ever starves rxe's
+	 * tasks.
 	 */
 	for (i = 0; i < e->n; i++) {
 		if (poll_one(id, true, &wc) ||
@@ -174,18 +177,11 @@ fail:
 	exit(1);
 }
 
-/* The client side of the echo: one connection, kept open for the run. */
-struct echo_client {
-	struct echo e;
-	pthread_t th;
-	struct rdma_cm_id *id;
-	struct ibv_mr *mr, *rmr;
-	char buf[64], rbuf[64];
-};
-
-/* Start an echo server thread answering @n SENDs, and connect to it. */
-static void echo_open(struct echo_client *c, const char *host, int n)
+static struct stats bench_sendrecv(const char *host, int n, double *v)
 {
+	struct echo e = { .host = host, .n = n + 10,
+			  .lock = PTHREAD_MUTEX_INITIALIZER,
+			  .cond = PTHREAD_COND_INITIALIZER };
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
 	struct ibv_qp_init_attr attr = {
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
@@ -193,55 +189,48 @@ static void echo_open(struct echo_client *c, const char *host, int n)
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = 1,
 	};
+	static char buf[64], rbuf[64];
+	struct ibv_mr *mr, *rmr;
+	struct rdma_cm_id *id;
+	struct ibv_wc wc;
+	pthread_t th;
+	int i;
 
-	c->e = (struct echo){ .host = host, .n = n,
-			      .lock = PTHREAD_MUTEX_INITIALIZER,
-			      .cond = PTHREAD_COND_INITIALIZER };
-	pthread_create(&c->th, NULL, echo_server, &c->e);
-	pthread_mutex_lock(&c->e.lock);
-	while (!c->e.ready)
-		pthread_cond_wait(&c->e.cond, &c->e.lock);
-	pthread_mutex_unlock(&c->e.lock);
+	pthread_create(&th, NULL, echo_server, &e);
+	pthread_mutex_lock(&e.lock);
+	while (!e.ready)
+		pthread_cond_wait(&e.cond, &e.lock);
+	pthread_mutex_unlock(&e.lock);
 
 	if (rdma_getaddrinfo(host, ECHO_PORT, &hints, &res) ||
-	    rdma_create_ep(&c->id, res, NULL, &attr))
+	    rdma_create_ep(&id, res, NULL, &attr))
 		goto fail;
 	rdma_freeaddrinfo(res);
-	c->mr = rdma_reg_msgs(c->id, c->buf, sizeof(c->buf));
-	c->rmr = rdma_reg_msgs(c->id, c->rbuf, sizeof(c->rbuf));
-	if (!c->mr || !c->rmr ||
-	    rdma_post_recv(c->id, NULL, c->rbuf, 32, c->rmr) ||
-	    rdma_connect(c->id, NULL))
+	mr = rdma_reg_msgs(id, buf, sizeof(buf));
+	rmr = rdma_reg_msgs(id, rbuf, sizeof(rbuf));
+	if (!mr || !rmr || rdma_post_recv(id, NULL, rbuf, 32, rmr) ||
+	    rdma_connect(id, NULL))
 		goto fail;
-	return;
+	for (i = 0; i < n + 10; i++) {
+		double t0 = now_us();
+
+		if (rdma_post_send(id, NULL, buf, 32, mr, 0) ||
+		    poll_one(id, true, &wc) ||
+		    poll_one(id, false, &wc) ||
+		    rdma_post_recv(id, NULL, rbuf, 32, rmr))
+			goto fail;
+		if (i >= 10)	/* warm-up */
+			v[i - 10] = now_us() - t0;
+	}
+	pthread_join(th, NULL);
+	rdma_disconnect(id);
+	rdma_dereg_mr(mr);
+	rdma_dereg_mr(rmr);
+	rdma_destroy_ep(id);
+	return summarize(v, n);
 fail:
 	perror("send/recv client");
 	exit(1);
-}
-
-/* One round trip through the echo, in microseconds. */
-static double echo_once(struct echo_client *c)
-{
-	double t0 = now_us();
-	struct ibv_wc wc;
-
-	if (rdma_post_send(c->id, NULL, c->buf, 32, c->mr, 0) ||
-	    poll_one(c->id, true, &wc) || poll_one(c->id, false, &wc) ||
-	    rdma_post_recv(c->id, NULL, c->rbuf, 32, c->rmr)) {
-		perror("send/recv client");
-		exit(1);
-	}
-	return now_us() - t0;
-}
-
-/* After the server's last echo: join it and close the connection. */
-static void echo_close(struct echo_client *c)
-{
-	pthread_join(c->th, NULL);
-	rdma_disconnect(c->id);
-	rdma_dereg_mr(c->mr);
-	rdma_dereg_mr(c->rmr);
-	rdma_destroy_ep(c->id);
 }
 
 /* ------------------------------------------------------ sacred itself */
@@ -300,8 +289,7 @@ static uint64_t parse_size(const char *s)
 
 int main(int argc, char **argv)
 {
-	static double v[MAXN], sr[MAXN], rg[MAX_SIZES][MAXN], rc[MAX_SIZES][MAXN];
-	static struct echo_client echo;
+	static double v[MAXN], rg[MAX_SIZES][MAXN], rc[MAX_SIZES][MAXN];
 	static struct sacred_conn *ca[MAX_SIZES], *cb[MAX_SIZES];
 	static uint32_t rid[MAX_SIZES];
 	static char names[MAX_SIZES][32];
@@ -354,22 +342,7 @@ int main(int argc, char **argv)
 	printf("| operation | region | min | median | p99 | n |\n");
 	printf("|---|---|---|---|---|---|\n");
 
-	/*
-	 * The floor, back to back: each SEND finds the echo still spinning
-	 * after the one before, as perftest's ib_send_lat does. Sampled in
-	 * turns with the switch instead, every SEND would find the echo
-	 * asleep after the switch's milliseconds: that measures a thread's
-	 * wake-up (~200 us in the TCG guest), not the device.
-	 */
-	echo_open(&echo, host, n + 10);
-	for (i = 0; i < n + 10; i++) {
-		double rtt = echo_once(&echo);
-
-		if (i >= 10)
-			sr[i - 10] = rtt;
-	}
-	echo_close(&echo);
-	floor_sr = summarize(sr, n);
+	floor_sr = bench_sendrecv(host, n, v);
 	row("send/recv RTT (userspace echo)", "-", floor_sr);
 
 	list = strdup(sizes);
