@@ -127,6 +127,16 @@
 #define CQ_DEFAULT_ROUNDS	8
 #define CQ_MAX_ROUNDS		64
 
+/*
+ * Polling a slot that is not there yet: the first pause is short - the
+ * peer's write is about one round trip away - and each next one twice as
+ * long, up to CQ_POLL_MAX_US. Others' panics are looked for from
+ * CQ_PANIC_LOOK_MS into the fast path on, every CQ_PANIC_LOOK_MS.
+ */
+#define CQ_POLL_MIN_US		50
+#define CQ_POLL_MAX_US		1000
+#define CQ_PANIC_LOOK_MS	20
+
 /**
  * struct cq_peer - what the backup checked of one process's messages
  * @next: messages 0 .. @next - 1 were delivered and are valid
@@ -685,8 +695,8 @@ static bool cq_someone_panicked(struct sacred_cq *cq)
 }
 
 /*
- * Time to panic: @deadline passed, or (looked for every 20 ms: each look
- * is n - 1 reads) someone else panicked.
+ * Time to panic: @deadline passed, or (looked for every CQ_PANIC_LOOK_MS:
+ * each look is n - 1 reads) someone else panicked.
  */
 static bool cq_should_panic(struct sacred_cq *cq, uint64_t deadline)
 {
@@ -696,8 +706,19 @@ static bool cq_should_panic(struct sacred_cq *cq, uint64_t deadline)
 		return true;
 	if (now < cq->panic_check)
 		return false;
-	cq->panic_check = now + 20;
+	cq->panic_check = now + CQ_PANIC_LOOK_MS;
 	return cq_someone_panicked(cq);
+}
+
+/*
+ * Pause before polling again: *@us, which then doubles up to
+ * CQ_POLL_MAX_US. The caller checks its deadline between polls, so a peer
+ * that never writes still ends in a panic.
+ */
+static void cq_pause(unsigned int *us)
+{
+	usleep(*us);
+	*us = *us * 2 < CQ_POLL_MAX_US ? *us * 2 : CQ_POLL_MAX_US;
 }
 
 /*
@@ -1394,10 +1415,10 @@ int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 		      void *out, size_t max, size_t *out_len)
 {
 	uint8_t cert[(SACRED_BZ_MAX_PROCS + 1) * CQ_SIG];
+	unsigned int p, pause = CQ_POLL_MIN_US;
 	struct sacred_cell_view view;
 	struct cq_rec lr, r;
 	uint32_t have;
-	unsigned int p;
 	uint64_t deadline;
 	uint32_t l32;
 	size_t n;
@@ -1410,6 +1431,7 @@ int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 	if (cq->decided || cq->in_backup)
 		return -EALREADY;
 	deadline = cq_now_ms() + cq->a.timeout_ms;
+	cq->panic_check = cq_now_ms() + CQ_PANIC_LOOK_MS;
 	/* Resuming after SACRED_CQ_STALL_AFTER_COPY: go on from the copy. */
 	if (cq->copied)
 		goto copies;
@@ -1436,7 +1458,7 @@ int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 		if ((ret != -EAGAIN && ret != -EBADMSG) ||
 		    cq_should_panic(cq, deadline))
 			return cq_backup(cq, v, len, out, max, out_len);
-		usleep(1000);
+		cq_pause(&pause);
 	}
 	n = cq_build(cq, lr.val, lr.len, lr.lsig, true);
 	memcpy(cq->lsig, cq->rec + 8, CQ_SIG);
@@ -1465,6 +1487,7 @@ copies:
 	 * signature of our value was checked when we read it; only the
 	 * copier's is new in a copy of the same value.
 	 */
+	pause = CQ_POLL_MIN_US;
 	memcpy(cert, cq->lsig, CQ_SIG);
 	memcpy(cert + (1 + cq->me) * CQ_SIG, cq->mysig, CQ_SIG);
 	have = 1U << cq->me;
@@ -1501,7 +1524,7 @@ copies:
 		}
 		if (cq_should_panic(cq, deadline))
 			return cq_backup(cq, v, len, out, max, out_len);
-		usleep(1000);
+		cq_pause(&pause);
 	}
 
 	/* Commit: the certificate on a quorum, then decide. */
