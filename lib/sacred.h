@@ -1420,10 +1420,11 @@ int sacred_neb_misbehave(struct sacred_neb *n, int how, uint64_t k,
 			 unsigned int arg, const void *msg, size_t len);
 
 /*
- * Byzantine consensus (lib/cq.c): Cheap Quorum's fast path - one round of
- * writes when all processes are correct - its panic, which revokes the
- * leader's write permission for good (revoke-only policy), and the robust
- * backup, Paxos over non-equivocating broadcast. n >= 2f + 1.
+ * Byzantine consensus (lib/cq.c): Cheap Quorum's fast path - the leader
+ * decides in one round trip when all processes are correct, the others a
+ * few later - its panic, which revokes the leader's write permission for
+ * good (revoke-only policy), and the robust backup, Paxos over
+ * non-equivocating broadcast. n >= 2f + 1.
  */
 
 struct sacred_cq;
@@ -1521,17 +1522,27 @@ int sacred_cq_lead_value(struct sacred_cq *cq, const void *v, size_t len);
 
 /**
  * enum sacred_cq_misbehave - what sacred_cq_misbehave() does
- * @SACRED_CQ_BAD_COPY: the leader writes a copy of another value it signs
- * @SACRED_CQ_BAD_CARRY: carry a chosen value, uncertified, into the backup
+ * @SACRED_CQ_BAD_COPY: a follower writes a copy of a chosen value with a
+ *	made-up leader signature
+ * @SACRED_CQ_BAD_CARRY: carry a chosen value, with no proof, into the
+ *	backup
  * @SACRED_CQ_BAD_PROPOSE: as backup leader, propose a chosen value
  * @SACRED_CQ_STALL_AFTER_COPY: be slow, not faulty: the next propose
  *	returns -EINPROGRESS right after its copy, the one after resumes
+ * @SACRED_CQ_GARBAGE_COPY: a follower writes chosen bytes as its copy
+ * @SACRED_CQ_REPLAY_COPY: a follower writes another follower's signed
+ *	copy as its own
+ * @SACRED_CQ_FORGED_CARRY: carry a chosen value into the backup as if the
+ *	leader had signed it (a made-up signature)
  */
 enum sacred_cq_misbehave {
 	SACRED_CQ_BAD_COPY = 1,
 	SACRED_CQ_BAD_CARRY,
 	SACRED_CQ_BAD_PROPOSE,
 	SACRED_CQ_STALL_AFTER_COPY,
+	SACRED_CQ_GARBAGE_COPY,
+	SACRED_CQ_REPLAY_COPY,
+	SACRED_CQ_FORGED_CARRY,
 };
 
 /** sacred_cq_misbehave() - act Byzantine: for test harnesses only */
