@@ -118,9 +118,10 @@
  * quorum, which holds a correct process - is v too. Round r waits
  * round_ms * (r + 1) for each of its steps.
  *
- * After deciding, a process writes "done" into its slot 2;
- * sacred_cq_help() keeps a decided process in the backup (a quorum needs
- * it) until every process is done or time runs out.
+ * A decided process calls sacred_cq_help(), which writes "done" into its
+ * slot 2 (not on the way to the decision: only helpers read it) and keeps
+ * it in the backup (a quorum needs it) until every process is done or
+ * time runs out.
  *
  * What a Byzantine process cannot do: write into another's region, or the
  * leader region after the panic, or a commit region after its revoke (the
@@ -249,6 +250,7 @@ struct cq_peer {
  * @cert_val: the certified value
  * @cert_len: its bytes
  * @decided: this process decided
+ * @said_done: it wrote "done" (sacred_cq_help())
  * @dec: the decision
  * @dec_len: its bytes
  * @in_backup: this process has joined the backup
@@ -284,6 +286,7 @@ struct sacred_cq {
 	uint8_t *cert_val;
 	size_t cert_len;
 	bool decided;
+	bool said_done;
 	uint8_t *dec;
 	size_t dec_len;
 	bool in_backup;
@@ -1308,19 +1311,29 @@ static bool cq_all_done(struct sacred_cq *cq)
 	return true;
 }
 
-static int cq_mark_done(struct sacred_cq *cq, const void *v, size_t len)
+/* Take @v as this process's decision. */
+static void cq_decide(struct sacred_cq *cq, const void *v, size_t len)
+{
+	memmove(cq->dec, v, len);
+	cq->dec_len = len;
+	cq->decided = true;
+}
+
+/*
+ * Tell the others this process decided: "done" into its slot 2, once.
+ * sacred_cq_help() does it, first thing: only helpers read it.
+ */
+static int cq_say_done(struct sacred_cq *cq)
 {
 	int ret, tries = 0;
 
-	if (!cq->decided) {
-		memmove(cq->dec, v, len);
-		cq->dec_len = len;
-		cq->decided = true;
-	}
+	if (cq->said_done)
+		return 0;
 	do {
 		ret = sacred_slots_write(cq->procs[cq->me], CQ_SLOT_DONE,
 					 "done", 4);
 	} while (cq_again(cq, ret, &tries));
+	cq->said_done = !ret;
 	return ret;
 }
 
@@ -1395,6 +1408,8 @@ static int bk_run(struct sacred_cq *cq, bool help, uint64_t until)
 		cq->round = 0;
 	}
 	for (r = cq->round; r < cq->a.rounds; r++) {
+		if (help)
+			cq_say_done(cq);
 		cq->round = r;
 		cq->stats.backup_rounds = r + 1;
 		dl = cq_now_ms() + (uint64_t)cq->a.round_ms * (r + 1);
@@ -1469,11 +1484,8 @@ static int bk_run(struct sacred_cq *cq, bool help, uint64_t until)
 			if (cq->decided && (len != cq->dec_len ||
 					    memcmp(v, cq->dec, len)))
 				return -EPROTO;
-			if (!cq->decided) {
-				ret = cq_mark_done(cq, v, len);
-				if (ret)
-					return ret;
-			}
+			if (!cq->decided)
+				cq_decide(cq, v, len);
 			if (!help)
 				return 0;
 		}
@@ -1534,9 +1546,7 @@ static int cq_lead(struct sacred_cq *cq, const void *v, size_t len,
 	if (ret)
 		return ret;
 	cq->stats.fast = true;
-	ret = cq_mark_done(cq, cq->copy, cq->copy_len);
-	if (ret)
-		return ret;
+	cq_decide(cq, cq->copy, cq->copy_len);
 	return cq_out(cq, out, max, out_len);
 }
 
@@ -1700,9 +1710,7 @@ copies:
 		/* Frozen by someone's panic: decide in the backup. */
 		return cq_backup(cq, v, len, out, max, out_len);
 	cq->stats.fast = true;
-	ret = cq_mark_done(cq, cq->cert_val, cq->cert_len);
-	if (ret)
-		return ret;
+	cq_decide(cq, cq->cert_val, cq->cert_len);
 	return cq_out(cq, out, max, out_len);
 }
 
@@ -1713,9 +1721,11 @@ copies:
  * @timeout_ms: how long at most
  *
  * A process that decided - on the fast path or in the backup - may still
- * be needed for a quorum by those that have not. This answers them:
- * joins the backup if someone panicked (carrying its certificate), and
- * returns once every process wrote "done".
+ * be needed for a quorum by those that have not. This says "done" (in
+ * its slot 2: deciding does not write it, so that it costs no round trip
+ * on the way to a decision), answers them - joins the backup if someone
+ * panicked (carrying its certificate, or as the leader its signed value)
+ * - and returns once every process wrote "done".
  *
  * Return: 0 everyone is done; -ETIMEDOUT (some process is not: crashed,
  * Byzantine or slow); -EINVAL (not decided yet); replicated-memory
@@ -1730,6 +1740,8 @@ int sacred_cq_help(struct sacred_cq *cq, int timeout_ms)
 		return -EINVAL;
 	until = cq_now_ms() + timeout_ms;
 	for (;;) {
+		/* Until it lands, cq_all_done() cannot be true: try again. */
+		cq_say_done(cq);
 		if (cq_all_done(cq))
 			return 0;
 		if (cq->in_backup || cq_someone_panicked(cq))
