@@ -966,6 +966,18 @@ int sacred_rmem_chain(struct sacred_rmem *rm, const struct sacred_io *ops,
 		      struct sacred_rmem_result *res);
 
 /**
+ * sacred_rmem_batch() - run up to SACRED_RMEM_CHAIN_MAX READs and WRITEs
+ * (the same for every memory) on every memory all at once, in no order,
+ * and return when a quorum completed them all: one round trip; the READs
+ * land one after the other in @bufs[i]
+ *
+ * Return: 0 when a quorum completed all; otherwise as sacred_rmem_write().
+ */
+int sacred_rmem_batch(struct sacred_rmem *rm, const struct sacred_io *ops,
+		      unsigned int nops, void *const *bufs,
+		      struct sacred_rmem_result *res);
+
+/**
  * sacred_rmem_change_perm() - changePermission on every memory
  *
  * Return: 0 when a quorum accepted; -EPERM when refused by enough
@@ -1060,6 +1072,19 @@ int sacred_slots_write(struct sacred_slots *s, unsigned int slot,
  */
 int sacred_slots_read(struct sacred_slots *s, unsigned int slot, void *data,
 		      size_t max, struct sacred_cell_view *view);
+
+/**
+ * sacred_slots_read_many() - as sacred_slots_read(), for @nr slots of
+ * handles on the same replicated memory, in one quorum round trip
+ * (sacred_rmem_batch()); each slot's outcome in @rets[k]
+ *
+ * Return: 0 (the quorum read was done); -EINVAL; -ENOMEM; -EMSGSIZE; the
+ * errors of sacred_rmem_batch().
+ */
+int sacred_slots_read_many(struct sacred_slots *const *s,
+			   const unsigned int *slots, unsigned int nr,
+			   void *const *data, size_t max,
+			   struct sacred_cell_view *views, int *rets);
 
 struct sacred_sst;
 
