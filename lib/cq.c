@@ -40,14 +40,15 @@
  *     1. read the leader region until a signed value is there; write
  *        (value, leader's signature, own signature) into own slot 0 - the
  *        copy; a process copies at most once;
- *     2. read the leader region and every other follower's slot 0 until
+ *     2. read the leader region and every other follower's slot 0, all at
+ *        once (one quorum round trip: sacred_slots_read_many()), until
  *        all n - 1 followers hold valid copies of the same value: with
  *        the leader's signature, a certificate for it;
  *     3. write the certificate into own commit region; once a quorum of
  *        memories took it, decide.
- *     n + 2 quorum round trips one after the other: a read of the leader
- *     region, the copy, n - 1 reads (the leader region and the n - 2
- *     other copies), the commit.
+ *     Four quorum round trips one after the other: a read of the leader
+ *     region, the copy, one read of the leader region and the copies, the
+ *     commit.
  *
  * Panic - on a timeout, another signed value in the leader region or in a
  * copy (the leader equivocated), someone else's panic, or a refused
@@ -229,6 +230,7 @@ struct cq_peer {
  * @neb: the backup's broadcast
  * @rec: a record being built
  * @buf: one being read
+ * @look: SACRED_RMEM_CHAIN_MAX records being read at once (cq_look())
  * @signed_buf: the bytes a signature covers
  * @msg: a backup message being built or read
  * @msg_max: the largest backup message
@@ -270,7 +272,7 @@ struct sacred_cq {
 	struct sacred_slots *procs[SACRED_BZ_MAX_PROCS];
 	struct sacred_slots *commit[SACRED_BZ_MAX_PROCS];
 	struct sacred_neb *neb;
-	uint8_t *rec, *buf, *signed_buf, *msg;
+	uint8_t *rec, *buf, *look, *signed_buf, *msg;
 	size_t msg_max;
 	struct sacred_cq_stats stats;
 	bool copied;
@@ -326,10 +328,16 @@ static size_t cq_commit_max(unsigned int n, size_t value_max)
 	return 8 + n * CQ_SIG + value_max;
 }
 
+/* Bytes of a cell of @payload (lib/slots.c). */
+static size_t cq_cell_bytes(size_t payload)
+{
+	return (SACRED_CELL_HDR + payload + 7) & ~(size_t)7;
+}
+
 /* Bytes of a region of @nr_slots two-cell slots of @payload (lib/slots.c). */
 static uint64_t cq_region_bytes(size_t payload, unsigned int nr_slots)
 {
-	uint64_t cell = (SACRED_CELL_HDR + payload + 7) & ~(uint64_t)7;
+	uint64_t cell = cq_cell_bytes(payload);
 
 	return (2 * cell * nr_slots + 4095) & ~(uint64_t)4095;
 }
@@ -651,6 +659,7 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 	ret = -ENOMEM;
 	cq->rec = malloc(rec + n * CQ_SIG);
 	cq->buf = malloc(rec + n * CQ_SIG);
+	cq->look = malloc(SACRED_RMEM_CHAIN_MAX * rec);
 	cq->signed_buf = malloc(4 + CQ_SIG + attr->value_max);
 	cq->msg = malloc(cq->msg_max);
 	cq->copy = malloc(attr->value_max + 1);
@@ -658,7 +667,7 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 	cq->dec = malloc(attr->value_max + 1);
 	cq->bad_carry = malloc(attr->value_max + 1);
 	cq->bad_prop = malloc(attr->value_max + 1);
-	if (!cq->rec || !cq->buf || !cq->signed_buf || !cq->msg ||
+	if (!cq->rec || !cq->buf || !cq->look || !cq->signed_buf || !cq->msg ||
 	    !cq->copy || !cq->cert_val || !cq->dec || !cq->bad_carry ||
 	    !cq->bad_prop)
 		goto err;
@@ -720,6 +729,7 @@ void sacred_cq_close(struct sacred_cq *cq)
 	cq_free_peers(cq);
 	free(cq->rec);
 	free(cq->buf);
+	free(cq->look);
 	free(cq->signed_buf);
 	free(cq->msg);
 	free(cq->copy);
@@ -1552,47 +1562,75 @@ static int cq_lead(struct sacred_cq *cq, const void *v, size_t len,
 
 /*
  * A follower's look at the leader region and at every other follower's
- * copy it has not checked yet. A valid copy of our value and leader
- * signature goes into the certificate @cert (follower p's signature at
- * @cert + p * CQ_SIG, bit p of *@have) and is never read again: its
- * signatures are all the certificate needs, whatever its writer does
- * later. Only signatures over bytes we have not checked are verified.
+ * copy it has not checked yet, all in one quorum read (in chunks of what
+ * sacred_slots_read_many() takes at once, for large n). A valid copy of
+ * our value and leader signature goes into the certificate @cert
+ * (follower p's signature at @cert + p * CQ_SIG, bit p of *@have) and is
+ * never read again: its signatures are all the certificate needs,
+ * whatever its writer does later. Only signatures over bytes we have not
+ * checked are verified.
  *
  * Return: -EPROTO when the leader region, or a copy, holds another value
- * the leader signed (it equivocated); 0 otherwise.
+ * the leader signed (it equivocated); 0 otherwise (slots that could not be
+ * read are looked at next time).
  */
 static int cq_look(struct sacred_cq *cq, uint8_t *cert, uint32_t *have)
 {
-	struct sacred_cell_view view;
+	struct sacred_slots *sl[SACRED_RMEM_CHAIN_MAX];
+	struct sacred_cell_view views[SACRED_RMEM_CHAIN_MAX];
+	unsigned int slots[SACRED_RMEM_CHAIN_MAX] = { 0 };
+	void *data[SACRED_RMEM_CHAIN_MAX];
+	int rets[SACRED_RMEM_CHAIN_MAX];
+	unsigned int who[SACRED_BZ_MAX_PROCS], nr = 0, at, k, chunk, p;
+	size_t rec = CQ_HDR + cq->a.value_max;
 	struct cq_rec r;
-	unsigned int p;
 
-	cq->stats.round_trips++;
-	if (!sacred_slots_read(cq->leader, 0, cq->buf,
-			       CQ_HDR + cq->a.value_max, &view) &&
-	    cq_parse(cq, cq->buf, view.len, &r) &&
-	    (r.len != cq->copy_len || memcmp(r.val, cq->copy, r.len)) &&
-	    cq_leader_sig_ok(cq, r.val, r.len, r.lsig))
-		return -EPROTO;
-	for (p = 1; p < cq->n; p++) {
-		if (*have & (1U << p))
-			continue;
+	/* 0 stands for the leader region, p > 0 for follower p's copy. */
+	who[nr++] = 0;
+	for (p = 1; p < cq->n; p++)
+		if (!(*have & (1U << p)))
+			who[nr++] = p;
+	chunk = sacred_rmem_max_io(cq->a.rm) / (2 * cq_cell_bytes(rec));
+	if (chunk > SACRED_RMEM_CHAIN_MAX)
+		chunk = SACRED_RMEM_CHAIN_MAX;
+	if (!chunk)	/* sacred_slots_open() made sure one slot fits */
+		chunk = 1;
+	for (at = 0; at < nr; at += chunk) {
+		unsigned int m = nr - at < chunk ? nr - at : chunk;
+
+		for (k = 0; k < m; k++) {
+			sl[k] = who[at + k] ? cq->procs[who[at + k]] :
+					      cq->leader;
+			data[k] = cq->look + k * rec;
+		}
 		cq->stats.round_trips++;
-		if (sacred_slots_read(cq->procs[p], CQ_SLOT_COPY, cq->buf,
-				      CQ_HDR + cq->a.value_max, &view) ||
-		    !cq_parse(cq, cq->buf, view.len, &r))
+		if (sacred_slots_read_many(sl, slots, m, data, rec, views,
+					   rets))
 			continue;
-		if (r.len == cq->copy_len && !memcmp(r.val, cq->copy, r.len) &&
-		    !memcmp(r.lsig, cq->lsig, CQ_SIG)) {
-			if (!cq_copy_sig_ok(cq, p, r.val, r.len, r.lsig,
-					    r.sig))
+		for (k = 0; k < m; k++) {
+			p = who[at + k];
+			if (rets[k] || !cq_parse(cq, data[k], views[k].len, &r))
 				continue;
-			memcpy(cert + p * CQ_SIG, r.sig, CQ_SIG);
-			*have |= 1U << p;
-		} else if ((r.len != cq->copy_len ||
-			    memcmp(r.val, cq->copy, r.len)) &&
-			   cq_copy_ok(cq, p, &r)) {
-			return -EPROTO;
+			if (!p) {
+				if ((r.len != cq->copy_len ||
+				     memcmp(r.val, cq->copy, r.len)) &&
+				    cq_leader_sig_ok(cq, r.val, r.len, r.lsig))
+					return -EPROTO;
+				continue;
+			}
+			if (r.len == cq->copy_len &&
+			    !memcmp(r.val, cq->copy, r.len) &&
+			    !memcmp(r.lsig, cq->lsig, CQ_SIG)) {
+				if (!cq_copy_sig_ok(cq, p, r.val, r.len, r.lsig,
+						    r.sig))
+					continue;
+				memcpy(cert + p * CQ_SIG, r.sig, CQ_SIG);
+				*have |= 1U << p;
+			} else if ((r.len != cq->copy_len ||
+				    memcmp(r.val, cq->copy, r.len)) &&
+				   cq_copy_ok(cq, p, &r)) {
+				return -EPROTO;
+			}
 		}
 	}
 	return 0;
