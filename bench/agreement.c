@@ -300,23 +300,26 @@ static void region_cq(struct sacred_ctrl *ctrl, const struct sacred_mem_info *me
 
 /*
  * The three Cheap Quorum processes: threads, each with its own replicated
- * memory (P0 shares the benchmark's) and key, each running one propose
- * per round between two barriers.
+ * memory and key. Each round, between barriers, each opens its instance
+ * itself - as a process would, and as the PMP row opens its own - then
+ * all propose at once; once all three returned, each closes its handle.
  */
 struct cq_proc {
 	unsigned int me;
 	struct sacred_rmem *rm;
 	struct sacred_bz_keys *keys;
 	struct sacred_cq *cq;
+	uint32_t base;	/* this round's instance */
 	double start, end;
 	double bz;	/* of end - start, inside sign and verify */
 	long bz_calls;
+	const char *what;	/* what failed, with ret */
 	int ret;
 	bool fast;
 };
 
 static struct cq_proc cqp[NR_PROCS];
-static pthread_barrier_t cq_go, cq_done;
+static pthread_barrier_t cq_go, cq_ready, cq_done, cq_closed;
 static int cq_rounds;
 static int cq_slow;	/* decisions (of any process) off the fast path */
 
@@ -330,21 +333,39 @@ static void *cq_thread(void *arg)
 
 	snprintf(in, sizeof(in), "value of P%u", p->me);
 	for (r = 0; r < cq_rounds; r++) {
+		struct sacred_cq_attr ca;
 		double bz0;
 		long calls0;
 
 		pthread_barrier_wait(&cq_go);
-		bz0 = bz_us;
-		calls0 = bz_calls;
-		p->start = now_us();
-		p->ret = sacred_cq_propose(p->cq, in, strlen(in) + 1, out,
-					   sizeof(out), &len);
-		p->end = now_us();
-		p->bz = bz_us - bz0;
-		p->bz_calls = bz_calls - calls0;
-		sacred_cq_stats(p->cq, &st);
-		p->fast = !p->ret && st.fast;
+		ca = (struct sacred_cq_attr){
+			.rm = p->rm,
+			.keys = p->keys,
+			.base_region = p->base,
+			.leader_pid = CQ_PID(0),
+			.value_max = CQ_VALUE_MAX,
+			.timeout_ms = 5000,
+		};
+		p->what = "sacred_cq_open";
+		p->ret = sacred_cq_open(&ca, &p->cq);
+		pthread_barrier_wait(&cq_ready);
+		if (!p->ret) {
+			p->what = "sacred_cq_propose";
+			bz0 = bz_us;
+			calls0 = bz_calls;
+			p->start = now_us();
+			p->ret = sacred_cq_propose(p->cq, in, strlen(in) + 1,
+						   out, sizeof(out), &len);
+			p->end = now_us();
+			p->bz = bz_us - bz0;
+			p->bz_calls = bz_calls - calls0;
+			sacred_cq_stats(p->cq, &st);
+			p->fast = !p->ret && st.fast;
+		}
 		pthread_barrier_wait(&cq_done);
+		sacred_cq_close(p->cq);
+		p->cq = NULL;
+		pthread_barrier_wait(&cq_closed);
 	}
 	return NULL;
 }
@@ -382,25 +403,15 @@ static double cq_decide(struct sacred_ctrl *ctrl,
 	for (i = 0; i < NR_PROCS; i++)
 		region_cq(ctrl, mem, base + 1 + i, SACRED_POLICY_SWMR, i);
 #endif
-	for (i = 0; i < NR_PROCS; i++) {
-		struct sacred_cq_attr ca = {
-			.rm = cqp[i].rm,
-			.keys = cqp[i].keys,
-			.base_region = base,
-			.leader_pid = CQ_PID(0),
-			.value_max = CQ_VALUE_MAX,
-			.timeout_ms = 5000,
-		};
-
-		ret = sacred_cq_open(&ca, &cqp[i].cq);
-		if (ret)
-			die("sacred_cq_open", ret);
-	}
+	for (i = 0; i < NR_PROCS; i++)
+		cqp[i].base = base;
 	pthread_barrier_wait(&cq_go);
+	pthread_barrier_wait(&cq_ready);
 	pthread_barrier_wait(&cq_done);
+	pthread_barrier_wait(&cq_closed);
 	for (i = 0; i < NR_PROCS; i++) {
 		if (cqp[i].ret)
-			die("sacred_cq_propose", cqp[i].ret < 0 ? cqp[i].ret :
+			die(cqp[i].what, cqp[i].ret < 0 ? cqp[i].ret :
 			    -EPROTO);
 		if (!cqp[i].fast)
 			cq_slow++;
@@ -408,8 +419,6 @@ static double cq_decide(struct sacred_ctrl *ctrl,
 			first = cqp[i].start;
 		if (cqp[i].end > last)
 			last = cqp[i].end;
-		sacred_cq_close(cqp[i].cq);
-		cqp[i].cq = NULL;
 	}
 	/* A fresh instance each time: give the memory back. */
 	for (i = 0; i < NR_MEMS; i++) {
@@ -452,7 +461,9 @@ static void cq_setup(const struct sacred_mem_info *mem, char *dir,
 		};
 	cq_rounds = rounds;
 	pthread_barrier_init(&cq_go, NULL, NR_PROCS + 1);
+	pthread_barrier_init(&cq_ready, NULL, NR_PROCS + 1);
 	pthread_barrier_init(&cq_done, NULL, NR_PROCS + 1);
+	pthread_barrier_init(&cq_closed, NULL, NR_PROCS + 1);
 	for (i = 0; i < NR_PROCS; i++) {
 		struct sacred_rmem_attr ra = {
 			.process_id = CQ_PID(i),
@@ -487,6 +498,10 @@ static void cq_teardown(const char *dir, pthread_t *th)
 		unlink(path);
 	}
 	rmdir(dir);
+	pthread_barrier_destroy(&cq_go);
+	pthread_barrier_destroy(&cq_ready);
+	pthread_barrier_destroy(&cq_done);
+	pthread_barrier_destroy(&cq_closed);
 }
 
 /* Ed25519 alone: sign and verify a 64-byte message, @n times each. */
