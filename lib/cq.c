@@ -528,8 +528,10 @@ int sacred_cq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
 				break;
 			case 2:
 				id += 1 + nr_procs + p;
-				size = cq_region_bytes(cq_commit_max(nr_procs,
-							attr->value_max), 1);
+				size = cq_region_bytes(
+					cq_commit_max(nr_procs,
+						      attr->value_max),
+					1);
 				policy = SACRED_POLICY_REVOKE_ONLY;
 				break;
 			default:
@@ -683,8 +685,7 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 					rec, CQ_NR_SLOTS, 0, &cq->procs[p]);
 		if (ret)
 			goto err;
-		ret = sacred_slots_open(attr->rm,
-					attr->base_region + 1 + n + p,
+		ret = sacred_slots_open(attr->rm, attr->base_region + 1 + n + p,
 					cq_commit_max(n, attr->value_max), 1, 0,
 					&cq->commit[p]);
 		if (ret)
@@ -933,9 +934,8 @@ static int cq_panic(struct sacred_cq *cq, const void *v, size_t len)
 		cq->stats.carried = cq->me ? SACRED_CQ_CARRY_COPY :
 					     SACRED_CQ_CARRY_LEADER;
 	} else if (cq->me &&
-		   !sacred_slots_read(cq->procs[cq->me], CQ_SLOT_COPY,
-				      cq->buf, CQ_HDR + cq->a.value_max,
-				      &view) &&
+		   !sacred_slots_read(cq->procs[cq->me], CQ_SLOT_COPY, cq->buf,
+				      CQ_HDR + cq->a.value_max, &view) &&
 		   cq_parse(cq, cq->buf, view.len, &r) &&
 		   cq_copy_ok(cq, cq->me, &r)) {
 		cq_carry(cq, r.val, r.len, CQ_SIGNED, r.lsig);
@@ -1098,15 +1098,15 @@ static int bk_apply(struct sacred_cq *cq, unsigned int p, unsigned int k,
 			return -EPROTO;
 		if (!r) {
 			/* The carried value, and its proof if it has one. */
-			unsigned int nsigs = m[1] == BK_CERT	? cq->n :
-					     m[1] == BK_SIGNED	? 1 :
-								  0;
+			unsigned int nsigs = m[1] == BK_CERT   ? cq->n :
+					     m[1] == BK_SIGNED ? 1 :
+								 0;
 
 			if ((m[1] && !nsigs) ||
 			    len != BK_HDR + vlen + nsigs * CQ_SIG)
 				return -EPROTO;
-			if (m[1] == BK_CERT &&
-			    !cq_cert_ok(cq, m + BK_HDR, vlen, m + BK_HDR + vlen))
+			if (m[1] == BK_CERT && !cq_cert_ok(cq, m + BK_HDR, vlen,
+							   m + BK_HDR + vlen))
 				return -EPROTO;
 			if (m[1] == BK_SIGNED &&
 			    !cq_leader_sig_ok(cq, m + BK_HDR, vlen,
@@ -1533,8 +1533,8 @@ static int cq_backup(struct sacred_cq *cq, const void *v, size_t len,
  * before (a propose that failed), it writes that one again and decides
  * it.
  */
-static int cq_lead(struct sacred_cq *cq, const void *v, size_t len,
-		   void *out, size_t max, size_t *out_len)
+static int cq_lead(struct sacred_cq *cq, const void *v, size_t len, void *out,
+		   size_t max, size_t *out_len)
 {
 	size_t n;
 	int ret;

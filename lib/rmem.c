@@ -377,14 +377,12 @@ static bool rmem_post_step(struct sacred_rmem *rm, unsigned int i,
  * first operation that does (later results of this call there are
  * dropped), and succeeds once all its operations did.
  */
-static void rmem_batch_result(struct sacred_rmem *rm, unsigned int i,
-			      const struct sacred_io *ops,
-			      const struct sacred_io_result *r,
-			      const size_t *off, void *const *bufs,
-			      unsigned int *left,
-			      struct sacred_rmem_result *res,
-			      unsigned int *waiting, unsigned int *ok,
-			      unsigned int *failed)
+static void
+rmem_batch_result(struct sacred_rmem *rm, unsigned int i,
+		  const struct sacred_io *ops, const struct sacred_io_result *r,
+		  const size_t *off, void *const *bufs, unsigned int *left,
+		  struct sacred_rmem_result *res, unsigned int *waiting,
+		  unsigned int *ok, unsigned int *failed)
 {
 	unsigned int k = r->user_data & 0xff;
 
@@ -424,8 +422,8 @@ static void rmem_batch_result(struct sacred_rmem *rm, unsigned int i,
  * memories that succeed.
  */
 static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
-		    unsigned int nops, void *const *bufs, bool all,
-		    bool batch, struct sacred_rmem_result *res)
+		    unsigned int nops, void *const *bufs, bool all, bool batch,
+		    struct sacred_rmem_result *res)
 {
 	struct sacred_rmem_result local;
 	unsigned int i, k, failed = 0, ok = 0, waiting = 0;

@@ -349,8 +349,7 @@ int sacred_slots_read_many(struct sacred_slots *const *s,
 	uint8_t *mem;
 	int ret;
 
-	if (!s || !slots || !nr || nr > SACRED_RMEM_CHAIN_MAX || !data ||
-	    !rets)
+	if (!s || !slots || !nr || nr > SACRED_RMEM_CHAIN_MAX || !data || !rets)
 		return -EINVAL;
 	for (k = 0; k < nr; k++)
 		if (!s[k] || s[k]->rm != s[0]->rm ||

@@ -306,8 +306,8 @@ TEST_F(prims, many_slots_read_at_once)
 	}
 	ASSERT_EQ(0, sacred_slots_write(w2, 1, "sst slot 1", 11));
 	ASSERT_EQ(0, sacred_slots_write(w2, 1, "sst slot 1, again", 18));
-	ASSERT_EQ(0, sacred_slots_write(w, 0, "owned slot 0, longer than 16",
-					29));
+	ASSERT_EQ(0,
+		  sacred_slots_write(w, 0, "owned slot 0, longer than 16", 29));
 
 	for (i = 0; i < 6; i++)
 		s[i] = i == 4 ? r2 : r;
@@ -334,22 +334,22 @@ TEST_F(prims, many_slots_read_at_once)
 		EXPECT_EQ(0, rets[5]);		/* the same slot twice */
 		EXPECT_STREQ("owned slot 0, longer than 16", out[5]);
 		/* room for 16 bytes: the long one does not fit, alone */
-		ASSERT_EQ(0, sacred_slots_read_many(s, slots, 3, data, 16,
-						    NULL, rets));
+		ASSERT_EQ(0, sacred_slots_read_many(s, slots, 3, data, 16, NULL,
+						    rets));
 		EXPECT_EQ(-ENOSPC, rets[0]);
 		EXPECT_EQ(0, rets[1]);
 		EXPECT_STREQ("owned slot 1", out[1]);
 	}
 
 	/* What a batch refuses, with nothing sent. */
-	EXPECT_EQ(-EINVAL, sacred_slots_read_many(s, slots, 0, data, 64, views,
-						  rets));
-	EXPECT_EQ(-EINVAL, sacred_slots_read_many(s, slots,
-						  SACRED_RMEM_CHAIN_MAX + 1,
-						  data, 64, views, rets));
+	EXPECT_EQ(-EINVAL,
+		  sacred_slots_read_many(s, slots, 0, data, 64, views, rets));
+	EXPECT_EQ(-EINVAL,
+		  sacred_slots_read_many(s, slots, SACRED_RMEM_CHAIN_MAX + 1,
+					 data, 64, views, rets));
 	s[1] = other;	/* another replicated memory */
-	EXPECT_EQ(-EINVAL, sacred_slots_read_many(s, slots, 2, data, 64, views,
-						  rets));
+	EXPECT_EQ(-EINVAL,
+		  sacred_slots_read_many(s, slots, 2, data, 64, views, rets));
 	io[1].offset = 3000;
 	EXPECT_EQ(-EMSGSIZE, sacred_rmem_batch(self->p[1], io, 2, bigs, NULL));
 	io[1].opcode = SACRED_IO_CAS;
