@@ -265,7 +265,6 @@ int main(int argc, char **argv)
 	for (i = 0; i < N; i++)
 		proc_open(&p[i], i, 80);
 	sacred_cq_lead_value(p[0].cq, "red", 4);
-	sacred_cq_misbehave(p[0].cq, SACRED_CQ_BAD_COPY, "red", 4);
 	sacred_cq_misbehave(p[2].cq, SACRED_CQ_STALL_AFTER_COPY, NULL, 0);
 	{
 		size_t len;
@@ -278,10 +277,10 @@ int main(int argc, char **argv)
 	       ret == -EINPROGRESS ? "ok" : strerror(-ret));
 	propose(&p[1]);
 	report(&p[1]);
-	sacred_cq_misbehave(p[0].cq, SACRED_CQ_BAD_COPY, "blue", 5);
+	sacred_cq_lead_value(p[0].cq, "blue", 5);
 	sacred_cq_misbehave(p[0].cq, SACRED_CQ_BAD_CARRY, "blue", 5);
 	sacred_cq_misbehave(p[0].cq, SACRED_CQ_BAD_PROPOSE, "blue", 5);
-	printf("  P0 replaces its copy with \"blue\" and will argue for it in the backup\n");
+	printf("  P0 writes a signed \"blue\" over its value and will argue for it in the backup\n");
 	p[0].delay_ms = 300;
 	pthread_create(&th[0], NULL, propose, &p[0]);
 	pthread_create(&th[1], NULL, help, &p[1]);

@@ -15,61 +15,95 @@
  *                     0) read-write, everyone else read. Slot 0: the
  *                     leader's signed value.
  *   base + 1 + i      process i's region: swmr, i the writer. Slot 0: i's
- *                     signed copy of the leader's value; slot 1: i's
- *                     signed panic; slot 2: "done" (i decided).
+ *                     signed copy of the leader's value (followers, every
+ *                     process but the leader, copy); slot 1: i's signed
+ *                     panic; slot 2: "done" (i decided).
  *   base + 1 + n + i  process i's commit region: revoke-only, i
  *                     read-write. Slot 0: the unanimity certificate i saw
- *                     before it decided on the fast path.
+ *                     before it decided on the fast path (followers only:
+ *                     the leader's stays empty).
  *   base + 1 + 2n + i process i's broadcast region for the backup (swmr,
  *                     lib/neb.c).
  *
- * Fast path, process i, input v:
- *   1. the leader writes (v, sig_leader(v)) into the leader region;
- *   2. read the leader region until a value validly signed by the leader
- *      is there; write (value, leader's signature, own signature) into
- *      own slot 0 - the copy; a process copies at most once;
- *   3. read every process's slot 0 until all n hold valid copies of the
- *      same value: the n copy signatures and the leader's are a unanimity
- *      certificate for it;
- *   4. write the certificate into own commit region; once a quorum of
- *      memories took it, decide.
- *   n + 3 quorum round trips one after the other when everyone is there
- *   (the leader writes its value instead of reading it).
+ * Words used below. A value is signed when it comes with the leader's
+ * valid signature; a correct leader signs one value, ever. A unanimity
+ * certificate for v is the leader's signature of v and every follower's
+ * signature of its copy of v; v is then certified. At most one value is
+ * ever certified: if the leader is correct it signed one value, and if it
+ * is not, one of the n - 1 >= 2f followers is correct and signs one copy.
  *
- * Panic - on a timeout, a copy of another validly signed value (the
- * leader equivocated), someone else's panic, or a failed commit:
+ * Fast path, with everyone correct and in time:
+ *   the leader, input v: sign v, write (v, sig_leader(v)) into the leader
+ *   region and, once a quorum of memories took it, decide v - one round
+ *   trip (why that is safe: below);
+ *   a follower:
+ *     1. read the leader region until a signed value is there; write
+ *        (value, leader's signature, own signature) into own slot 0 - the
+ *        copy; a process copies at most once;
+ *     2. read the leader region and every other follower's slot 0, all at
+ *        once (one quorum round trip: sacred_slots_read_many()), until
+ *        all n - 1 followers hold valid copies of the same value: with
+ *        the leader's signature, a certificate for it;
+ *     3. write the certificate into own commit region; once a quorum of
+ *        memories took it, decide.
+ *     Four quorum round trips one after the other: a read of the leader
+ *     region, the copy, one read of the leader region and the copies, the
+ *     commit.
+ *
+ * Panic - on a timeout, another signed value in the leader region or in a
+ * copy (the leader equivocated), someone else's panic, or a refused
+ * write:
  *   1. revoke the leader's write on the leader region (revoke-only: for
  *      good), and sign a panic into own slot 1;
- *   2. for every other process j: revoke j's write on j's commit region,
+ *   2. for every other follower j: revoke j's write on j's commit region,
  *      then read it. Once the revoke is answered no commit of j can land
  *      any more (the kernel fences it), and the read, which follows the
  *      revoke on every memory it uses (a memory with a changePermission
  *      in flight sits out: lib/rmem.c), sees every commit that landed
- *      before. A correct process decides on the fast path only after its
+ *      before. A correct follower decides on the fast path only after its
  *      commit reached a quorum, and that quorum meets the read's: so if
- *      any correct process decided v on the fast path, every correct
- *      process that panics finds v's certificate.
- *   3. carry into the backup: a certified value if one was found (or
- *      this process holds one itself), else the own copy, else the
- *      leader's value if readable, else the own input. Only "certified"
- *      has weight in the backup; a certificate needs all n signatures,
- *      and a correct process signs one copy, so at most one value ever
- *      has one.
+ *      any correct follower decided v on the fast path, every correct
+ *      process that panics finds v's certificate;
+ *   3. carry into the backup, with its proof: a certified value if one was
+ *      found (or this process holds one itself); else a signed value: its
+ *      copy (the leader: its own value), else the leader region's value,
+ *      read after step 1; else - nothing signed there - its input, with
+ *      no proof (plain). A read of the leader region that fails ends the
+ *      panic with its error: carrying the input instead could lose the
+ *      leader's decision.
+ *
+ * Why the leader may decide after one write. Say the leader is correct
+ * and decided v. Its write of v succeeded at a quorum Q of memories, so at
+ * each of them it landed before any revoke of the leader's write there
+ * (after the revoke the memory refuses it: the kernel fences the leader).
+ * A correct process enters the backup either after deciding on the fast
+ * path - then, a follower, it carries a certified value, which the leader
+ * signed, so v - or through a panic. A panicking process carries a
+ * certified value (v again), or its copy (signed, so v), or reads the
+ * leader region after its revoke: that read meets Q at a memory where v
+ * landed before the revoke, and v is the newest cell there (the leader
+ * writes once), so it carries v signed. So every correct process carries
+ * v certified or signed, and nobody can carry another value certified or
+ * signed: both need the leader's signature. The backup's rule (below)
+ * proposes a value of the highest rank in a quorum, and every quorum
+ * holds a correct process: v. What a Byzantine process adds - a copy, a
+ * certificate or a carried value without valid signatures - is ignored,
+ * or proves its sender faulty.
  *
  * The robust backup: single-decree Paxos over non-equivocating broadcast,
  * rounds r = 0, 1, ... led by process r mod n, a quorum being a majority
  * (f + 1 of 2f + 1). Each process broadcasts exactly one message for each
  * number k, in order: k = 3r PROMISE(r) (for r = 0 with the carried
- * value and its certificate), k = 3r + 1 PROPOSE(r, S, v) from the
- * leader or SKIP, k = 3r + 2 ACCEPT(r, v) or SKIP. Nobody takes a
- * message on trust: a message is used only once it and every earlier one
- * of its sender were delivered (lib/neb.c: everyone delivers the same
- * content or nothing) and checked against the sender's own history and
- * the messages it depends on:
+ * value and its proof: the certificate, or the leader's signature), k =
+ * 3r + 1 PROPOSE(r, S, v) from the leader or SKIP, k = 3r + 2 ACCEPT(r,
+ * v) or SKIP. Nobody takes a message on trust: a message is used only
+ * once it and every earlier one of its sender were delivered (lib/neb.c:
+ * everyone delivers the same content or nothing) and checked against the
+ * sender's own history and the messages it depends on:
  *   PROPOSE(r, S, v): S is a quorum whose PROMISE(r) are valid, and v is
  *     the value of the highest round anyone in S had accepted before its
- *     PROMISE(r); if nobody had, the certified value carried by someone
- *     in S; if none, the value carried by some member of S;
+ *     PROMISE(r); if nobody had, a value carried in S at the highest rank
+ *     there: certified (all the same value), else signed, else plain;
  *   ACCEPT(r, v): v is the value of the leader's valid PROPOSE(r).
  * A process decides v when a quorum's ACCEPT(r, v) are valid. Invalid
  * messages prove their sender faulty; it is ignored from then on. With
@@ -78,14 +112,17 @@
  * argument holds with f + 1 of 2f + 1: a decided (r, v) had a quorum of
  * valid ACCEPTs; every later quorum of PROMISEs contains one of their
  * senders, whose valid PROMISE reports an accept of round >= r, so every
- * later valid PROPOSE is v. If v was decided on the fast path, every
- * correct process carries v certified and no other value can be, so the
- * first valid PROPOSE - from any quorum, which holds a correct process -
- * is v too. Round r waits round_ms * (r + 1) for each of its steps.
+ * later valid PROPOSE is v. If a follower decided v on the fast path,
+ * every correct process carries v certified and no other value can be;
+ * if the leader did, every correct process carries v certified or signed
+ * and no other value can be either: so the first valid PROPOSE - from any
+ * quorum, which holds a correct process - is v too. Round r waits
+ * round_ms * (r + 1) for each of its steps.
  *
- * After deciding, a process writes "done" into its slot 2;
- * sacred_cq_help() keeps a decided process in the backup (a quorum needs
- * it) until every process is done or time runs out.
+ * A decided process calls sacred_cq_help(), which writes "done" into its
+ * slot 2 (not on the way to the decision: only helpers read it) and keeps
+ * it in the backup (a quorum needs it) until every process is done or
+ * time runs out.
  *
  * What a Byzantine process cannot do: write into another's region, or the
  * leader region after the panic, or a commit region after its revoke (the
@@ -116,22 +153,39 @@
 #define CQ_SLOT_DONE	2
 #define CQ_NR_SLOTS	3
 
-/* Backup messages: header, then the value, then (certified) signatures. */
+/* Backup messages: header, then the value, then its proof's signatures. */
 #define BK_PROMISE	1
 #define BK_PROPOSE	2
 #define BK_ACCEPT	3
 #define BK_SKIP		4
 #define BK_CERT		0x1	/* flags: the carried value is certified */
+#define BK_SIGNED	0x2	/* flags: it comes with the leader's signature */
 #define BK_HDR		16
+
+/* How much a carried value weighs in the backup (struct cq_peer.rank). */
+#define CQ_PLAIN	0	/* some process's input: no proof */
+#define CQ_SIGNED	1	/* the leader signed it */
+#define CQ_CERTIFIED	2	/* it has a unanimity certificate */
 
 #define CQ_DEFAULT_ROUNDS	8
 #define CQ_MAX_ROUNDS		64
+
+/*
+ * Polling a slot that is not there yet: the first pause is short - the
+ * peer's write is about one round trip away - and each next one twice as
+ * long, up to CQ_POLL_MAX_US. Others' panics are looked for from
+ * CQ_PANIC_LOOK_MS into the fast path on, every CQ_PANIC_LOOK_MS.
+ */
+#define CQ_POLL_MIN_US		50
+#define CQ_POLL_MAX_US		1000
+#define CQ_PANIC_LOOK_MS	20
 
 /**
  * struct cq_peer - what the backup checked of one process's messages
  * @next: messages 0 .. @next - 1 were delivered and are valid
  * @bad: the process sent an invalid message: ignored from then on
- * @certified: its carried value is certified
+ * @rank: what its carried value comes with: CQ_PLAIN, CQ_SIGNED or
+ *	CQ_CERTIFIED (checked)
  * @carry_len: bytes of the carried value
  * @carry: the carried value (from its PROMISE(0))
  * @abal: the last round it accepted in, -1 for none
@@ -148,7 +202,7 @@
 struct cq_peer {
 	unsigned int next;
 	bool bad;
-	bool certified;
+	uint8_t rank;
 	size_t carry_len;
 	uint8_t *carry;
 	int abal;
@@ -176,23 +230,29 @@ struct cq_peer {
  * @neb: the backup's broadcast
  * @rec: a record being built
  * @buf: one being read
+ * @look: SACRED_RMEM_CHAIN_MAX records being read at once (cq_look())
  * @signed_buf: the bytes a signature covers
  * @msg: a backup message being built or read
  * @msg_max: the largest backup message
  * @stats: counters of the last propose
- * @copied: this process copied (or tried to copy) a leader's value
+ * @copied: this process holds a value the leader signed, which it wrote
+ *	(or tried to write) into the memory: a follower its copy, the leader
+ *	its own value
  * @copy: that value
  * @copy_len: its bytes
  * @lsig: the leader's signature of it
- * @mysig: this process's signature of its copy
+ * @mysig: a follower's signature of its copy
+ * @carry_lsig: the leader's signature of the value carried into the
+ *	backup, when it is CQ_SIGNED
  * @panic_check: when to look for others' panics next (ms)
  * @stall: test hook: return after the copy
- * @cert: a unanimity certificate held: leader signature, n copy
- *	signatures
+ * @cert: a unanimity certificate held: the leader's signature, then
+ *	followers 1 .. n - 1's copy signatures
  * @certified: @cert and @cert_val are set
  * @cert_val: the certified value
  * @cert_len: its bytes
  * @decided: this process decided
+ * @said_done: it wrote "done" (sacred_cq_help())
  * @dec: the decision
  * @dec_len: its bytes
  * @in_backup: this process has joined the backup
@@ -200,6 +260,7 @@ struct cq_peer {
  * @peer: the backup's view of every process
  * @bad_carry: test hook: carry this into the backup
  * @bad_carry_len: its bytes, or -1 for none
+ * @forge_carry: test hook: with a made-up leader signature
  * @bad_prop: test hook: propose this as backup leader
  * @bad_prop_len: its bytes, or -1 for none
  */
@@ -211,7 +272,7 @@ struct sacred_cq {
 	struct sacred_slots *procs[SACRED_BZ_MAX_PROCS];
 	struct sacred_slots *commit[SACRED_BZ_MAX_PROCS];
 	struct sacred_neb *neb;
-	uint8_t *rec, *buf, *signed_buf, *msg;
+	uint8_t *rec, *buf, *look, *signed_buf, *msg;
 	size_t msg_max;
 	struct sacred_cq_stats stats;
 	bool copied;
@@ -219,13 +280,15 @@ struct sacred_cq {
 	size_t copy_len;
 	uint8_t lsig[CQ_SIG];
 	uint8_t mysig[CQ_SIG];
+	uint8_t carry_lsig[CQ_SIG];
 	uint64_t panic_check;
 	bool stall;
-	uint8_t cert[(SACRED_BZ_MAX_PROCS + 1) * CQ_SIG];
+	uint8_t cert[SACRED_BZ_MAX_PROCS * CQ_SIG];
 	bool certified;
 	uint8_t *cert_val;
 	size_t cert_len;
 	bool decided;
+	bool said_done;
 	uint8_t *dec;
 	size_t dec_len;
 	bool in_backup;
@@ -233,7 +296,11 @@ struct sacred_cq {
 	struct cq_peer peer[SACRED_BZ_MAX_PROCS];
 	uint8_t *bad_carry, *bad_prop;
 	ssize_t bad_carry_len, bad_prop_len;
+	bool forge_carry;
 };
+
+/* What the test hooks put where a leader's signature goes: not one. */
+static const uint8_t cq_forged_sig[CQ_SIG] = { [0 ... CQ_SIG - 1] = 0xa5 };
 
 struct cq_rec {
 	uint32_t len;
@@ -255,10 +322,22 @@ static size_t cq_msg_max(unsigned int n, size_t value_max)
 	return BK_HDR + value_max + (n + 1) * CQ_SIG;
 }
 
+/* A commit record: __le32 len, pad, the certificate's n signatures, value. */
+static size_t cq_commit_max(unsigned int n, size_t value_max)
+{
+	return 8 + n * CQ_SIG + value_max;
+}
+
+/* Bytes of a cell of @payload (lib/slots.c). */
+static size_t cq_cell_bytes(size_t payload)
+{
+	return (SACRED_CELL_HDR + payload + 7) & ~(size_t)7;
+}
+
 /* Bytes of a region of @nr_slots two-cell slots of @payload (lib/slots.c). */
 static uint64_t cq_region_bytes(size_t payload, unsigned int nr_slots)
 {
-	uint64_t cell = (SACRED_CELL_HDR + payload + 7) & ~(uint64_t)7;
+	uint64_t cell = cq_cell_bytes(payload);
 
 	return (2 * cell * nr_slots + 4095) & ~(uint64_t)4095;
 }
@@ -303,8 +382,10 @@ static bool cq_copy_ok(struct sacred_cq *cq, unsigned int who,
 }
 
 /*
- * A unanimity certificate for @v: the leader's signature, then each
- * process's copy signature, CQ_SIG bytes each.
+ * A unanimity certificate for @v: the leader's signature, then the copy
+ * signature of each follower 1 .. n - 1, CQ_SIG bytes each (follower p's
+ * at @cert + p * CQ_SIG). The leader copies nothing: its signature of @v
+ * is its word.
  */
 static bool cq_cert_ok(struct sacred_cq *cq, const void *v, size_t len,
 		       const uint8_t *cert)
@@ -313,9 +394,8 @@ static bool cq_cert_ok(struct sacred_cq *cq, const void *v, size_t len,
 
 	if (!cq_leader_sig_ok(cq, v, len, cert))
 		return false;
-	for (p = 0; p < cq->n; p++)
-		if (!cq_copy_sig_ok(cq, p, v, len, cert,
-				    cert + (1 + p) * CQ_SIG))
+	for (p = 1; p < cq->n; p++)
+		if (!cq_copy_sig_ok(cq, p, v, len, cert, cert + p * CQ_SIG))
 			return false;
 	return true;
 }
@@ -374,13 +454,29 @@ static bool cq_again(struct sacred_cq *cq, int ret, int *tries)
 	return true;
 }
 
+/*
+ * What this process carries into the backup: @v, of @rank; @lsig, the
+ * leader's signature of it, for CQ_SIGNED.
+ */
+static void cq_carry(struct sacred_cq *cq, const void *v, size_t len,
+		     uint8_t rank, const uint8_t *lsig)
+{
+	struct cq_peer *me = &cq->peer[cq->me];
+
+	memmove(me->carry, v, len);
+	me->carry_len = len;
+	me->rank = rank;
+	if (lsig)
+		memmove(cq->carry_lsig, lsig, CQ_SIG);
+}
+
 /* Remember a certificate (value and signatures) as this process's. */
 static void cq_hold_cert(struct sacred_cq *cq, const void *v, size_t len,
 			 const uint8_t *cert)
 {
 	memmove(cq->cert_val, v, len);
 	cq->cert_len = len;
-	memmove(cq->cert, cert, (cq->n + 1) * CQ_SIG);
+	memmove(cq->cert, cert, cq->n * CQ_SIG);
 	cq->certified = true;
 }
 
@@ -432,9 +528,10 @@ int sacred_cq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
 				break;
 			case 2:
 				id += 1 + nr_procs + p;
-				size = cq_region_bytes(CQ_HDR + attr->value_max +
-						       (nr_procs - 1) * CQ_SIG,
-						       1);
+				size = cq_region_bytes(
+					cq_commit_max(nr_procs,
+						      attr->value_max),
+					1);
 				policy = SACRED_POLICY_REVOKE_ONLY;
 				break;
 			default:
@@ -564,6 +661,7 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 	ret = -ENOMEM;
 	cq->rec = malloc(rec + n * CQ_SIG);
 	cq->buf = malloc(rec + n * CQ_SIG);
+	cq->look = malloc(SACRED_RMEM_CHAIN_MAX * rec);
 	cq->signed_buf = malloc(4 + CQ_SIG + attr->value_max);
 	cq->msg = malloc(cq->msg_max);
 	cq->copy = malloc(attr->value_max + 1);
@@ -571,7 +669,7 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 	cq->dec = malloc(attr->value_max + 1);
 	cq->bad_carry = malloc(attr->value_max + 1);
 	cq->bad_prop = malloc(attr->value_max + 1);
-	if (!cq->rec || !cq->buf || !cq->signed_buf || !cq->msg ||
+	if (!cq->rec || !cq->buf || !cq->look || !cq->signed_buf || !cq->msg ||
 	    !cq->copy || !cq->cert_val || !cq->dec || !cq->bad_carry ||
 	    !cq->bad_prop)
 		goto err;
@@ -587,9 +685,8 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 					rec, CQ_NR_SLOTS, 0, &cq->procs[p]);
 		if (ret)
 			goto err;
-		ret = sacred_slots_open(attr->rm,
-					attr->base_region + 1 + n + p,
-					rec + (n - 1) * CQ_SIG, 1, 0,
+		ret = sacred_slots_open(attr->rm, attr->base_region + 1 + n + p,
+					cq_commit_max(n, attr->value_max), 1, 0,
 					&cq->commit[p]);
 		if (ret)
 			goto err;
@@ -633,6 +730,7 @@ void sacred_cq_close(struct sacred_cq *cq)
 	cq_free_peers(cq);
 	free(cq->rec);
 	free(cq->buf);
+	free(cq->look);
 	free(cq->signed_buf);
 	free(cq->msg);
 	free(cq->copy);
@@ -643,7 +741,11 @@ void sacred_cq_close(struct sacred_cq *cq)
 	free(cq);
 }
 
-/* The leader's signed value, if one is there: into cq->buf / @r. */
+/*
+ * The leader's signed value, if one is there: into cq->buf / @r.
+ * Returns 0; -EAGAIN (nothing there); -EBADMSG (not a value the leader
+ * signed); replicated-memory errors.
+ */
 static int cq_read_leader(struct sacred_cq *cq, struct cq_rec *r)
 {
 	struct sacred_cell_view v;
@@ -652,8 +754,12 @@ static int cq_read_leader(struct sacred_cq *cq, struct cq_rec *r)
 	cq->stats.round_trips++;
 	ret = sacred_slots_read(cq->leader, 0, cq->buf, CQ_HDR +
 				cq->a.value_max, &v);
+	if (ret == -ENODATA)
+		return -EAGAIN;
+	if (ret == -ENOSPC)
+		return -EBADMSG;
 	if (ret)
-		return ret == -ENODATA ? -EAGAIN : ret;
+		return ret;
 	if (!cq_parse(cq, cq->buf, v.len, r) ||
 	    !cq_leader_sig_ok(cq, r->val, r->len, r->lsig))
 		return -EBADMSG;
@@ -685,8 +791,8 @@ static bool cq_someone_panicked(struct sacred_cq *cq)
 }
 
 /*
- * Time to panic: @deadline passed, or (looked for every 20 ms: each look
- * is n - 1 reads) someone else panicked.
+ * Time to panic: @deadline passed, or (looked for every CQ_PANIC_LOOK_MS:
+ * each look is n - 1 reads) someone else panicked.
  */
 static bool cq_should_panic(struct sacred_cq *cq, uint64_t deadline)
 {
@@ -696,8 +802,19 @@ static bool cq_should_panic(struct sacred_cq *cq, uint64_t deadline)
 		return true;
 	if (now < cq->panic_check)
 		return false;
-	cq->panic_check = now + 20;
+	cq->panic_check = now + CQ_PANIC_LOOK_MS;
 	return cq_someone_panicked(cq);
+}
+
+/*
+ * Pause before polling again: *@us, which then doubles up to
+ * CQ_POLL_MAX_US. The caller checks its deadline between polls, so a peer
+ * that never writes still ends in a panic.
+ */
+static void cq_pause(unsigned int *us)
+{
+	usleep(*us);
+	*us = *us * 2 < CQ_POLL_MAX_US ? *us * 2 : CQ_POLL_MAX_US;
 }
 
 /*
@@ -725,22 +842,21 @@ static int cq_freeze_commit(struct sacred_cq *cq, unsigned int p)
 		return ret;
 	do {
 		ret = sacred_slots_read(cq->commit[p], 0, cq->buf,
-					CQ_HDR + cq->a.value_max +
-					(cq->n - 1) * CQ_SIG, &v);
+					cq_commit_max(cq->n, cq->a.value_max),
+					&v);
 	} while (cq_again(cq, ret, &tries));
 	if (ret == -ENODATA || ret == -ENOSPC)
 		return 0;
 	if (ret)
 		return ret;
-	/* Commit record: __le32 len, pad, n + 1 signatures, value. */
-	if (v.len < 8 + (cq->n + 1) * CQ_SIG)
+	/* Commit record: __le32 len, pad, n signatures, value. */
+	if (v.len < 8 + cq->n * CQ_SIG)
 		return 0;
 	memcpy(&r.len, cq->buf, 4);
 	r.len = le32toh(r.len);
-	if (r.len > cq->a.value_max ||
-	    r.len != v.len - 8 - (cq->n + 1) * CQ_SIG)
+	if (r.len > cq->a.value_max || r.len != v.len - 8 - cq->n * CQ_SIG)
 		return 0;
-	r.val = cq->buf + 8 + (cq->n + 1) * CQ_SIG;
+	r.val = cq->buf + 8 + cq->n * CQ_SIG;
 	if (!cq->certified && cq_cert_ok(cq, r.val, r.len, cq->buf + 8))
 		cq_hold_cert(cq, r.val, r.len, cq->buf + 8);
 	return 0;
@@ -758,7 +874,6 @@ static int cq_panic(struct sacred_cq *cq, const void *v, size_t len)
 		.target = cq->pids[0],
 	};
 	struct sacred_cell_view view;
-	struct cq_peer *me = &cq->peer[cq->me];
 	struct cq_rec r;
 	uint8_t sig[CQ_SIG];
 	unsigned int p;
@@ -794,7 +909,8 @@ static int cq_panic(struct sacred_cq *cq, const void *v, size_t len)
 	if (ret)
 		return ret;
 
-	for (p = 0; p < cq->n; p++) {
+	/* Only followers commit: the leader decides without a certificate. */
+	for (p = 1; p < cq->n; p++) {
 		if (p == cq->me)
 			continue;
 		ret = cq_freeze_commit(cq, p);
@@ -803,41 +919,53 @@ static int cq_panic(struct sacred_cq *cq, const void *v, size_t len)
 	}
 
 	/*
-	 * What to carry. A certificate first; then own copy - what we tried
-	 * to copy counts even if the write failed: it may have landed where
-	 * someone else saw it; then the leader's value; then our input.
+	 * What to carry. A certificate first; then a value the leader
+	 * signed: our copy (the leader: its own value) - what we tried to
+	 * write counts even if the write failed: it may have landed where
+	 * someone else saw it - or the leader region's value, read after the
+	 * revoke; then our input.
 	 */
+	tries = 0;
 	if (cq->certified) {
-		memcpy(me->carry, cq->cert_val, cq->cert_len);
-		me->carry_len = cq->cert_len;
-		me->certified = true;
+		cq_carry(cq, cq->cert_val, cq->cert_len, CQ_CERTIFIED, NULL);
 		cq->stats.carried = SACRED_CQ_CARRY_CERTIFIED;
 	} else if (cq->copied) {
-		memcpy(me->carry, cq->copy, cq->copy_len);
-		me->carry_len = cq->copy_len;
-		cq->stats.carried = SACRED_CQ_CARRY_COPY;
-	} else if (!sacred_slots_read(cq->procs[cq->me], CQ_SLOT_COPY,
-				      cq->buf, CQ_HDR + cq->a.value_max,
-				      &view) &&
+		cq_carry(cq, cq->copy, cq->copy_len, CQ_SIGNED, cq->lsig);
+		cq->stats.carried = cq->me ? SACRED_CQ_CARRY_COPY :
+					     SACRED_CQ_CARRY_LEADER;
+	} else if (cq->me &&
+		   !sacred_slots_read(cq->procs[cq->me], CQ_SLOT_COPY, cq->buf,
+				      CQ_HDR + cq->a.value_max, &view) &&
 		   cq_parse(cq, cq->buf, view.len, &r) &&
 		   cq_copy_ok(cq, cq->me, &r)) {
-		memcpy(me->carry, r.val, r.len);
-		me->carry_len = r.len;
+		cq_carry(cq, r.val, r.len, CQ_SIGNED, r.lsig);
 		cq->stats.carried = SACRED_CQ_CARRY_COPY;
-	} else if (!cq_read_leader(cq, &r)) {
-		memcpy(me->carry, r.val, r.len);
-		me->carry_len = r.len;
-		cq->stats.carried = SACRED_CQ_CARRY_LEADER;
 	} else {
-		memcpy(me->carry, v, len);
-		me->carry_len = len;
-		cq->stats.carried = SACRED_CQ_CARRY_INPUT;
+		do {
+			ret = cq_read_leader(cq, &r);
+		} while (cq_again(cq, ret, &tries));
+		/*
+		 * The leader may have decided its value after one write: this
+		 * read is what carries it (lib/cq.c's header). Nothing signed
+		 * there (-EAGAIN: no complete write; -EBADMSG: not the
+		 * leader's signature - a faulty leader) lets the input go in;
+		 * a read that failed does not.
+		 */
+		if (!ret) {
+			cq_carry(cq, r.val, r.len, CQ_SIGNED, r.lsig);
+			cq->stats.carried = SACRED_CQ_CARRY_LEADER;
+		} else if (ret == -EAGAIN || ret == -EBADMSG) {
+			cq_carry(cq, v, len, CQ_PLAIN, NULL);
+			cq->stats.carried = SACRED_CQ_CARRY_INPUT;
+		} else {
+			return ret;
+		}
 	}
 	if (cq->bad_carry_len >= 0) {
 		/* test hook: a Byzantine process carries what it likes */
-		memcpy(me->carry, cq->bad_carry, cq->bad_carry_len);
-		me->carry_len = cq->bad_carry_len;
-		me->certified = false;
+		cq_carry(cq, cq->bad_carry, cq->bad_carry_len,
+			 cq->forge_carry ? CQ_SIGNED : CQ_PLAIN,
+			 cq->forge_carry ? cq_forged_sig : NULL);
 	}
 	return 0;
 }
@@ -857,10 +985,13 @@ static uint8_t *bk_val(const struct sacred_cq *cq, uint8_t *base,
 	return base + (size_t)r * (cq->a.value_max + 1);
 }
 
-/* Build a backup message in cq->msg; returns its bytes. */
+/*
+ * Build a backup message in cq->msg: @v, then @nsigs signatures from
+ * @sigs; returns its bytes.
+ */
 static size_t bk_build(struct sacred_cq *cq, uint8_t type, uint8_t flags,
 		       unsigned int r, const void *v, size_t len, uint32_t set,
-		       const uint8_t *cert)
+		       const uint8_t *sigs, unsigned int nsigs)
 {
 	uint32_t x;
 
@@ -874,21 +1005,22 @@ static size_t bk_build(struct sacred_cq *cq, uint8_t type, uint8_t flags,
 	x = htole32(set);
 	memcpy(cq->msg + 12, &x, 4);
 	memmove(cq->msg + BK_HDR, v, len);
-	if (cert) {
-		memcpy(cq->msg + BK_HDR + len, cert, (cq->n + 1) * CQ_SIG);
-		return BK_HDR + len + (cq->n + 1) * CQ_SIG;
-	}
-	return BK_HDR + len;
+	if (nsigs)
+		memcpy(cq->msg + BK_HDR + len, sigs, nsigs * CQ_SIG);
+	return BK_HDR + len + nsigs * CQ_SIG;
 }
 
 /*
  * The value PROPOSE(r, S) must carry, from the promises of S: into @v;
- * false if S does not justify any (a member's promise is not valid).
+ * false if S does not justify any (a member's promise is not valid). The
+ * value accepted in the highest round, if anyone in S accepted one; else
+ * a value carried at the highest rank in S (certified, then signed by the
+ * leader, then plain), ours if ours is one of them.
  */
 static bool bk_choose(struct sacred_cq *cq, unsigned int r, uint32_t set,
 		      const uint8_t **v, size_t *len)
 {
-	int best = -1, cert = -1, any = -1;
+	int best = -1, top = -1;
 	unsigned int q;
 
 	for (q = 0; q < cq->n; q++) {
@@ -902,34 +1034,31 @@ static bool bk_choose(struct sacred_cq *cq, unsigned int r, uint32_t set,
 		    (best < 0 ||
 		     pe->p_abal[r] > cq->peer[best].p_abal[r]))
 			best = q;
-		if (pe->certified && cert < 0)
-			cert = q;
-		if (any < 0 || q == cq->me)
-			any = q;
+		if (top < 0 || pe->rank > cq->peer[top].rank ||
+		    (pe->rank == cq->peer[top].rank && q == cq->me))
+			top = q;
 	}
 	if (best >= 0) {
 		*v = bk_val(cq, cq->peer[best].p_val, r);
 		*len = cq->peer[best].p_len[r];
-	} else if (cert >= 0) {
-		*v = cq->peer[cert].carry;
-		*len = cq->peer[cert].carry_len;
-	} else if (any >= 0) {
-		*v = cq->peer[any].carry;
-		*len = cq->peer[any].carry_len;
+	} else if (top >= 0) {
+		*v = cq->peer[top].carry;
+		*len = cq->peer[top].carry_len;
 	} else {
 		return false;
 	}
 	return true;
 }
 
-/* Is @v what some member of @set carries? */
-static bool bk_carried(struct sacred_cq *cq, uint32_t set, const void *v,
-		       size_t len)
+/* Is @v what some member of @set carries at @rank? */
+static bool bk_carried(struct sacred_cq *cq, uint32_t set, uint8_t rank,
+		       const void *v, size_t len)
 {
 	unsigned int q;
 
 	for (q = 0; q < cq->n; q++)
-		if ((set & (1U << q)) && cq->peer[q].carry_len == len &&
+		if ((set & (1U << q)) && cq->peer[q].rank == rank &&
+		    cq->peer[q].carry_len == len &&
 		    !memcmp(cq->peer[q].carry, v, len))
 			return true;
 	return false;
@@ -968,18 +1097,26 @@ static int bk_apply(struct sacred_cq *cq, unsigned int p, unsigned int k,
 		if (m[0] != BK_PROMISE || set || (r && (vlen || m[1])))
 			return -EPROTO;
 		if (!r) {
-			bool c = m[1] == BK_CERT;
+			/* The carried value, and its proof if it has one. */
+			unsigned int nsigs = m[1] == BK_CERT   ? cq->n :
+					     m[1] == BK_SIGNED ? 1 :
+								 0;
 
-			if (m[1] & ~BK_CERT ||
-			    len != BK_HDR + vlen + (c ? (cq->n + 1) * CQ_SIG :
-						    0))
+			if ((m[1] && !nsigs) ||
+			    len != BK_HDR + vlen + nsigs * CQ_SIG)
 				return -EPROTO;
-			if (c && !cq_cert_ok(cq, m + BK_HDR, vlen,
-					     m + BK_HDR + vlen))
+			if (m[1] == BK_CERT && !cq_cert_ok(cq, m + BK_HDR, vlen,
+							   m + BK_HDR + vlen))
+				return -EPROTO;
+			if (m[1] == BK_SIGNED &&
+			    !cq_leader_sig_ok(cq, m + BK_HDR, vlen,
+					      m + BK_HDR + vlen))
 				return -EPROTO;
 			memcpy(pe->carry, m + BK_HDR, vlen);
 			pe->carry_len = vlen;
-			pe->certified = c;
+			pe->rank = m[1] == BK_CERT   ? CQ_CERTIFIED :
+				   m[1] == BK_SIGNED ? CQ_SIGNED :
+						       CQ_PLAIN;
 		} else if (len != BK_HDR) {
 			return -EPROTO;
 		}
@@ -1011,19 +1148,22 @@ static int bk_apply(struct sacred_cq *cq, unsigned int p, unsigned int k,
 		if (cnt < cq->quorum || !bk_choose(cq, r, set, &want, &wlen))
 			return -EPROTO;
 		/*
-		 * With nothing accepted and nothing certified in S, any value
-		 * carried in S will do; otherwise exactly the chosen one.
+		 * With something accepted in S, exactly the chosen value;
+		 * otherwise any value carried at the highest rank in S (the
+		 * certified values are all the same one).
 		 */
 		if (!(wlen == vlen && !memcmp(want, m + BK_HDR, vlen))) {
-			bool free_choice = true;
+			uint8_t top = CQ_PLAIN;
 
-			for (q = 0; q < cq->n; q++)
-				if ((set & (1U << q)) &&
-				    (cq->peer[q].p_abal[r] >= 0 ||
-				     cq->peer[q].certified))
-					free_choice = false;
-			if (!free_choice ||
-			    !bk_carried(cq, set, m + BK_HDR, vlen))
+			for (q = 0; q < cq->n; q++) {
+				if (!(set & (1U << q)))
+					continue;
+				if (cq->peer[q].p_abal[r] >= 0)
+					return -EPROTO;
+				if (cq->peer[q].rank > top)
+					top = cq->peer[q].rank;
+			}
+			if (!bk_carried(cq, set, top, m + BK_HDR, vlen))
 				return -EPROTO;
 		}
 		pe->prop_ok[r] = true;
@@ -1181,19 +1321,29 @@ static bool cq_all_done(struct sacred_cq *cq)
 	return true;
 }
 
-static int cq_mark_done(struct sacred_cq *cq, const void *v, size_t len)
+/* Take @v as this process's decision. */
+static void cq_decide(struct sacred_cq *cq, const void *v, size_t len)
+{
+	memmove(cq->dec, v, len);
+	cq->dec_len = len;
+	cq->decided = true;
+}
+
+/*
+ * Tell the others this process decided: "done" into its slot 2, once.
+ * sacred_cq_help() does it, first thing: only helpers read it.
+ */
+static int cq_say_done(struct sacred_cq *cq)
 {
 	int ret, tries = 0;
 
-	if (!cq->decided) {
-		memmove(cq->dec, v, len);
-		cq->dec_len = len;
-		cq->decided = true;
-	}
+	if (cq->said_done)
+		return 0;
 	do {
 		ret = sacred_slots_write(cq->procs[cq->me], CQ_SLOT_DONE,
 					 "done", 4);
 	} while (cq_again(cq, ret, &tries));
+	cq->said_done = !ret;
 	return ret;
 }
 
@@ -1252,29 +1402,39 @@ static int bk_run(struct sacred_cq *cq, bool help, uint64_t until)
 
 	if (!cq->in_backup) {
 		cq->in_backup = true;
-		len = bk_build(cq, BK_PROMISE, me->certified ? BK_CERT : 0, 0,
-			       me->carry, me->carry_len, 0,
-			       me->certified ? cq->cert : NULL);
+		/* The carried value with its proof, if it has one. */
+		if (me->rank == CQ_CERTIFIED)
+			len = bk_build(cq, BK_PROMISE, BK_CERT, 0, me->carry,
+				       me->carry_len, 0, cq->cert, cq->n);
+		else if (me->rank == CQ_SIGNED)
+			len = bk_build(cq, BK_PROMISE, BK_SIGNED, 0, me->carry,
+				       me->carry_len, 0, cq->carry_lsig, 1);
+		else
+			len = bk_build(cq, BK_PROMISE, 0, 0, me->carry,
+				       me->carry_len, 0, NULL, 0);
 		ret = bk_send(cq, 0, len);
 		if (ret)
 			return ret;
 		cq->round = 0;
 	}
 	for (r = cq->round; r < cq->a.rounds; r++) {
+		if (help)
+			cq_say_done(cq);
 		cq->round = r;
 		cq->stats.backup_rounds = r + 1;
 		dl = cq_now_ms() + (uint64_t)cq->a.round_ms * (r + 1);
 		if (help && dl > until)
 			dl = until;
 		if (me->next == 3 * r) {
-			len = bk_build(cq, BK_PROMISE, 0, r, NULL, 0, 0, NULL);
+			len = bk_build(cq, BK_PROMISE, 0, r, NULL, 0, 0, NULL,
+				       0);
 			ret = bk_send(cq, 3 * r, len);
 			if (ret)
 				return ret;
 		}
 		/* Phase 1: the leader waits for a quorum's promises. */
 		if (me->next == 3 * r + 1) {
-			len = bk_build(cq, BK_SKIP, 0, r, NULL, 0, 0, NULL);
+			len = bk_build(cq, BK_SKIP, 0, r, NULL, 0, 0, NULL, 0);
 			if (bk_leader(cq, r) == cq->me) {
 				ret = BK_WAIT(cq, 3 * r, dl,
 					      bk_promised(cq, r, &set) >=
@@ -1285,11 +1445,11 @@ static int bk_run(struct sacred_cq *cq, bool help, uint64_t until)
 					len = bk_build(cq, BK_PROPOSE, 0, r,
 						       cq->bad_prop,
 						       cq->bad_prop_len, set,
-						       NULL);
+						       NULL, 0);
 				else if (!ret && bk_choose(cq, r, set, &v,
 							   &len))
 					len = bk_build(cq, BK_PROPOSE, 0, r, v,
-						       len, set, NULL);
+						       len, set, NULL, 0);
 			}
 			ret = bk_send(cq, 3 * r + 1, len);
 			/* the test hook's proposal is ours alone to reject */
@@ -1311,10 +1471,10 @@ static int bk_run(struct sacred_cq *cq, bool help, uint64_t until)
 			if (l->next > 3 * r + 1 && l->prop_ok[r])
 				len = bk_build(cq, BK_ACCEPT, 0, r,
 					       bk_val(cq, l->prop_val, r),
-					       l->prop_len[r], 0, NULL);
+					       l->prop_len[r], 0, NULL, 0);
 			else
 				len = bk_build(cq, BK_SKIP, 0, r, NULL, 0, 0,
-					       NULL);
+					       NULL, 0);
 			ret = bk_send(cq, 3 * r + 2, len);
 			if (ret)
 				return ret;
@@ -1334,11 +1494,8 @@ static int bk_run(struct sacred_cq *cq, bool help, uint64_t until)
 			if (cq->decided && (len != cq->dec_len ||
 					    memcmp(v, cq->dec, len)))
 				return -EPROTO;
-			if (!cq->decided) {
-				ret = cq_mark_done(cq, v, len);
-				if (ret)
-					return ret;
-			}
+			if (!cq->decided)
+				cq_decide(cq, v, len);
 			if (!help)
 				return 0;
 		}
@@ -1369,6 +1526,116 @@ static int cq_backup(struct sacred_cq *cq, const void *v, size_t len,
 	return ret ? ret : cq_out(cq, out, max, out_len);
 }
 
+/*
+ * The leader's fast path: sign @v, write it into the leader region, and
+ * decide it once a quorum of memories took it (lib/cq.c's header says why
+ * that is enough). A leader signs one value, ever: if it signed one
+ * before (a propose that failed), it writes that one again and decides
+ * it.
+ */
+static int cq_lead(struct sacred_cq *cq, const void *v, size_t len, void *out,
+		   size_t max, size_t *out_len)
+{
+	size_t n;
+	int ret;
+
+	if (!cq->copied) {
+		n = cq_build(cq, v, len, NULL, false);
+		memcpy(cq->lsig, cq->rec + 8, CQ_SIG);
+		memcpy(cq->copy, v, len);
+		cq->copy_len = len;
+		cq->copied = true;
+	} else {
+		n = cq_build(cq, cq->copy, cq->copy_len, cq->lsig, false);
+	}
+	cq->stats.round_trips++;
+	ret = sacred_slots_write(cq->leader, 0, cq->rec, n);
+	if (ret == -EACCES || ret == -ECONNRESET)
+		/* Revoked by someone's panic: decide in the backup. */
+		return cq_backup(cq, v, len, out, max, out_len);
+	if (ret)
+		return ret;
+	cq->stats.fast = true;
+	cq_decide(cq, cq->copy, cq->copy_len);
+	return cq_out(cq, out, max, out_len);
+}
+
+/*
+ * A follower's look at the leader region and at every other follower's
+ * copy it has not checked yet, all in one quorum read (in chunks of what
+ * sacred_slots_read_many() takes at once, for large n). A valid copy of
+ * our value and leader signature goes into the certificate @cert
+ * (follower p's signature at @cert + p * CQ_SIG, bit p of *@have) and is
+ * never read again: its signatures are all the certificate needs,
+ * whatever its writer does later. Only signatures over bytes we have not
+ * checked are verified.
+ *
+ * Return: -EPROTO when the leader region, or a copy, holds another value
+ * the leader signed (it equivocated); 0 otherwise (slots that could not be
+ * read are looked at next time).
+ */
+static int cq_look(struct sacred_cq *cq, uint8_t *cert, uint32_t *have)
+{
+	struct sacred_slots *sl[SACRED_RMEM_CHAIN_MAX];
+	struct sacred_cell_view views[SACRED_RMEM_CHAIN_MAX];
+	unsigned int slots[SACRED_RMEM_CHAIN_MAX] = { 0 };
+	void *data[SACRED_RMEM_CHAIN_MAX];
+	int rets[SACRED_RMEM_CHAIN_MAX];
+	unsigned int who[SACRED_BZ_MAX_PROCS], nr = 0, at, k, chunk, p;
+	size_t rec = CQ_HDR + cq->a.value_max;
+	struct cq_rec r;
+
+	/* 0 stands for the leader region, p > 0 for follower p's copy. */
+	who[nr++] = 0;
+	for (p = 1; p < cq->n; p++)
+		if (!(*have & (1U << p)))
+			who[nr++] = p;
+	chunk = sacred_rmem_max_io(cq->a.rm) / (2 * cq_cell_bytes(rec));
+	if (chunk > SACRED_RMEM_CHAIN_MAX)
+		chunk = SACRED_RMEM_CHAIN_MAX;
+	if (!chunk)	/* sacred_slots_open() made sure one slot fits */
+		chunk = 1;
+	for (at = 0; at < nr; at += chunk) {
+		unsigned int m = nr - at < chunk ? nr - at : chunk;
+
+		for (k = 0; k < m; k++) {
+			sl[k] = who[at + k] ? cq->procs[who[at + k]] :
+					      cq->leader;
+			data[k] = cq->look + k * rec;
+		}
+		cq->stats.round_trips++;
+		if (sacred_slots_read_many(sl, slots, m, data, rec, views,
+					   rets))
+			continue;
+		for (k = 0; k < m; k++) {
+			p = who[at + k];
+			if (rets[k] || !cq_parse(cq, data[k], views[k].len, &r))
+				continue;
+			if (!p) {
+				if ((r.len != cq->copy_len ||
+				     memcmp(r.val, cq->copy, r.len)) &&
+				    cq_leader_sig_ok(cq, r.val, r.len, r.lsig))
+					return -EPROTO;
+				continue;
+			}
+			if (r.len == cq->copy_len &&
+			    !memcmp(r.val, cq->copy, r.len) &&
+			    !memcmp(r.lsig, cq->lsig, CQ_SIG)) {
+				if (!cq_copy_sig_ok(cq, p, r.val, r.len, r.lsig,
+						    r.sig))
+					continue;
+				memcpy(cert + p * CQ_SIG, r.sig, CQ_SIG);
+				*have |= 1U << p;
+			} else if ((r.len != cq->copy_len ||
+				    memcmp(r.val, cq->copy, r.len)) &&
+				   cq_copy_ok(cq, p, &r)) {
+				return -EPROTO;
+			}
+		}
+	}
+	return 0;
+}
+
 /**
  * sacred_cq_propose() - propose @v and decide
  * @cq: the instance; one propose per instance
@@ -1378,27 +1645,30 @@ static int cq_backup(struct sacred_cq *cq, const void *v, size_t len,
  * @max: room in @out
  * @out_len: gets its bytes
  *
- * Decides on the fast path when every process is correct and in time;
- * otherwise panics (revoking the leader for good) and decides in the
- * robust backup. Either way the decision is the same at every correct
- * process. Afterwards call sacred_cq_help(): the others may need this
- * process for a quorum.
+ * Decides on the fast path when every process is correct and in time -
+ * the leader as soon as its signed value is on a quorum of memories, a
+ * follower once it committed a unanimity certificate; otherwise panics
+ * (revoking the leader for good) and decides in the robust backup. Either
+ * way the decision is the same at every correct process. The leader
+ * signs one value, ever: after a failed call it proposes the value it
+ * signed before, whatever @v is. Afterwards call sacred_cq_help(): the
+ * others may need this process for a quorum.
  *
  * Return: 0 with the decision (sacred_cq_stats() says which path);
  * -EALREADY (decided or in the backup already); -EINPROGRESS (stopped
- * after the copy: SACRED_CQ_STALL_AFTER_COPY); -ETIMEDOUT (the backup ran out of rounds:
- * too few correct processes answered); -EINVAL, -EMSGSIZE, -ENOSPC;
- * replicated-memory errors.
+ * after the copy: SACRED_CQ_STALL_AFTER_COPY); -ETIMEDOUT (the backup ran
+ * out of rounds: too few correct processes answered); -EINVAL, -EMSGSIZE,
+ * -ENOSPC; replicated-memory errors (also from a panic's read of the
+ * leader region, which it cannot do without).
  */
 int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 		      void *out, size_t max, size_t *out_len)
 {
-	uint8_t cert[(SACRED_BZ_MAX_PROCS + 1) * CQ_SIG];
-	struct sacred_cell_view view;
-	struct cq_rec lr, r;
-	uint32_t have;
-	unsigned int p;
+	uint8_t cert[SACRED_BZ_MAX_PROCS * CQ_SIG];
+	unsigned int pause = CQ_POLL_MIN_US;
 	uint64_t deadline;
+	struct cq_rec lr;
+	uint32_t have;
 	uint32_t l32;
 	size_t n;
 	int ret;
@@ -1410,33 +1680,23 @@ int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 	if (cq->decided || cq->in_backup)
 		return -EALREADY;
 	deadline = cq_now_ms() + cq->a.timeout_ms;
+	cq->panic_check = cq_now_ms() + CQ_PANIC_LOOK_MS;
 	/* Resuming after SACRED_CQ_STALL_AFTER_COPY: go on from the copy. */
-	if (cq->copied)
+	if (cq->me && cq->copied)
 		goto copies;
 	memset(&cq->stats, 0, sizeof(cq->stats));
-
-	if (cq->me == 0) {
-		n = cq_build(cq, v, len, NULL, false);
-		cq->stats.round_trips++;
-		ret = sacred_slots_write(cq->leader, 0, cq->rec, n);
-		if (ret == -EACCES || ret == -ECONNRESET)
-			return cq_backup(cq, v, len, out, max, out_len);
-		if (ret)
-			return ret;
-		/* The leader knows what it wrote: no read of it. */
-		memcpy(cq->lsig, cq->rec + 8, CQ_SIG);
-		lr = (struct cq_rec){ .len = len, .lsig = cq->lsig, .val = v };
-	}
+	if (cq->me == 0)
+		return cq_lead(cq, v, len, out, max, out_len);
 
 	/* The leader's value, then our copy of it. */
-	while (cq->me != 0) {
+	for (;;) {
 		ret = cq_read_leader(cq, &lr);
 		if (!ret)
 			break;
 		if ((ret != -EAGAIN && ret != -EBADMSG) ||
 		    cq_should_panic(cq, deadline))
 			return cq_backup(cq, v, len, out, max, out_len);
-		usleep(1000);
+		cq_pause(&pause);
 	}
 	n = cq_build(cq, lr.val, lr.len, lr.lsig, true);
 	memcpy(cq->lsig, cq->rec + 8, CQ_SIG);
@@ -1454,73 +1714,41 @@ int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 	}
 
 copies:
-
 	/*
-	 * Everyone's copy of the same value: a certificate. Built in
-	 * cq->buf's tail as leader signature + n copy signatures.
+	 * Every follower's copy of the same value: with the leader's
+	 * signature, a certificate (cq_cert_ok()'s layout).
 	 */
-	/*
-	 * A copy checked once is kept: its signatures are all the
-	 * certificate needs, whatever its writer does later. The leader's
-	 * signature of our value was checked when we read it; only the
-	 * copier's is new in a copy of the same value.
-	 */
+	pause = CQ_POLL_MIN_US;
 	memcpy(cert, cq->lsig, CQ_SIG);
-	memcpy(cert + (1 + cq->me) * CQ_SIG, cq->mysig, CQ_SIG);
-	have = 1U << cq->me;
+	memcpy(cert + cq->me * CQ_SIG, cq->mysig, CQ_SIG);
+	have = 1U | 1U << cq->me;
 	for (;;) {
-		for (p = 0; p < cq->n; p++) {
-			if (have & (1U << p))
-				continue;
-			cq->stats.round_trips++;
-			ret = sacred_slots_read(cq->procs[p], CQ_SLOT_COPY,
-						cq->buf,
-						CQ_HDR + cq->a.value_max,
-						&view);
-			if (ret || !cq_parse(cq, cq->buf, view.len, &r))
-				continue;
-			if (r.len == cq->copy_len &&
-			    !memcmp(r.val, cq->copy, r.len) &&
-			    !memcmp(r.lsig, cq->lsig, CQ_SIG)) {
-				if (!cq_copy_sig_ok(cq, p, r.val, r.len,
-						    r.lsig, r.sig))
-					continue;
-				memcpy(cert + (1 + p) * CQ_SIG, r.sig, CQ_SIG);
-				have |= 1U << p;
-			} else if (cq_copy_ok(cq, p, &r) &&
-				   (r.len != cq->copy_len ||
-				    memcmp(r.val, cq->copy, r.len))) {
-				/* The leader signed two values: it lied. */
-				return cq_backup(cq, v, len, out, max,
-						 out_len);
-			}
-		}
+		if (cq_look(cq, cert, &have))
+			/* The leader signed two values: it lied. */
+			return cq_backup(cq, v, len, out, max, out_len);
 		if (have == (1U << cq->n) - 1) {
 			cq_hold_cert(cq, cq->copy, cq->copy_len, cert);
 			break;
 		}
 		if (cq_should_panic(cq, deadline))
 			return cq_backup(cq, v, len, out, max, out_len);
-		usleep(1000);
+		cq_pause(&pause);
 	}
 
 	/* Commit: the certificate on a quorum, then decide. */
 	memset(cq->rec, 0, 8);
 	l32 = htole32((uint32_t)cq->cert_len);
 	memcpy(cq->rec, &l32, 4);
-	memcpy(cq->rec + 8, cq->cert, (cq->n + 1) * CQ_SIG);
-	memcpy(cq->rec + 8 + (cq->n + 1) * CQ_SIG, cq->cert_val,
-	       cq->cert_len);
+	memcpy(cq->rec + 8, cq->cert, cq->n * CQ_SIG);
+	memcpy(cq->rec + 8 + cq->n * CQ_SIG, cq->cert_val, cq->cert_len);
 	cq->stats.round_trips++;
 	ret = sacred_slots_write(cq->commit[cq->me], 0, cq->rec,
-				 8 + (cq->n + 1) * CQ_SIG + cq->cert_len);
+				 8 + cq->n * CQ_SIG + cq->cert_len);
 	if (ret)
 		/* Frozen by someone's panic: decide in the backup. */
 		return cq_backup(cq, v, len, out, max, out_len);
 	cq->stats.fast = true;
-	ret = cq_mark_done(cq, cq->cert_val, cq->cert_len);
-	if (ret)
-		return ret;
+	cq_decide(cq, cq->cert_val, cq->cert_len);
 	return cq_out(cq, out, max, out_len);
 }
 
@@ -1531,9 +1759,11 @@ copies:
  * @timeout_ms: how long at most
  *
  * A process that decided - on the fast path or in the backup - may still
- * be needed for a quorum by those that have not. This answers them:
- * joins the backup if someone panicked (carrying its certificate), and
- * returns once every process wrote "done".
+ * be needed for a quorum by those that have not. This says "done" (in
+ * its slot 2: deciding does not write it, so that it costs no round trip
+ * on the way to a decision), answers them - joins the backup if someone
+ * panicked (carrying its certificate, or as the leader its signed value)
+ * - and returns once every process wrote "done".
  *
  * Return: 0 everyone is done; -ETIMEDOUT (some process is not: crashed,
  * Byzantine or slow); -EINVAL (not decided yet); replicated-memory
@@ -1548,6 +1778,8 @@ int sacred_cq_help(struct sacred_cq *cq, int timeout_ms)
 		return -EINVAL;
 	until = cq_now_ms() + timeout_ms;
 	for (;;) {
+		/* Until it lands, cq_all_done() cannot be true: try again. */
+		cq_say_done(cq);
 		if (cq_all_done(cq))
 			return 0;
 		if (cq->in_backup || cq_someone_panicked(cq))
@@ -1557,12 +1789,16 @@ int sacred_cq_help(struct sacred_cq *cq, int timeout_ms)
 		usleep(1000);
 	}
 	if (!cq->in_backup) {
-		struct cq_peer *me = &cq->peer[cq->me];
-
-		/* decided on the fast path: carry the certificate */
-		memcpy(me->carry, cq->cert_val, cq->cert_len);
-		me->carry_len = cq->cert_len;
-		me->certified = true;
+		/*
+		 * Decided on the fast path: a follower carries its
+		 * certificate, the leader its value and signature.
+		 */
+		if (cq->certified)
+			cq_carry(cq, cq->cert_val, cq->cert_len, CQ_CERTIFIED,
+				 NULL);
+		else
+			cq_carry(cq, cq->copy, cq->copy_len, CQ_SIGNED,
+				 cq->lsig);
 	}
 	ret = bk_run(cq, true, until);
 	return ret;
@@ -1597,41 +1833,64 @@ int sacred_cq_lead_value(struct sacred_cq *cq, const void *v, size_t len)
  * @v: the value
  * @len: its bytes
  *
- * SACRED_CQ_BAD_COPY (the leader only: it signs the value itself) writes
- * a copy of @v into this process's slot 0 now, over whatever it copied;
- * SACRED_CQ_BAD_CARRY makes a later panic carry @v, uncertified, into the
- * backup; SACRED_CQ_BAD_PROPOSE makes this process, as a backup round's
- * leader, propose @v whatever the promises justify.
- * SACRED_CQ_STALL_AFTER_COPY is no fault but slowness: the next
- * sacred_cq_propose() stops right after its copy and returns
- * -EINPROGRESS; the one after resumes there. Everything goes through
- * this process's own regions and signatures.
+ * A follower (any process but the leader) writes into its own copy slot,
+ * now, over whatever it copied: SACRED_CQ_BAD_COPY a copy of @v, signed
+ * by it as copier, with a made-up leader signature; SACRED_CQ_GARBAGE_COPY
+ * the bytes of @v as they are; SACRED_CQ_REPLAY_COPY (@v unused) the
+ * record, signatures and all, that the lowest other follower wrote as
+ * its copy. SACRED_CQ_BAD_CARRY makes a later panic carry @v, with no
+ * proof, into the backup; SACRED_CQ_FORGED_CARRY carries @v as signed by
+ * the leader, with a made-up signature; SACRED_CQ_BAD_PROPOSE makes this
+ * process, as a backup round's leader, propose @v whatever the promises
+ * justify. SACRED_CQ_STALL_AFTER_COPY (a follower) is no fault but
+ * slowness: the next sacred_cq_propose() stops right after its copy and
+ * returns -EINPROGRESS; the one after resumes there. Everything goes
+ * through this process's own regions and signatures.
  *
- * Return: 0; -EPERM (BAD_COPY by a process that is not the leader);
- * -EINVAL, -EMSGSIZE; replicated-memory errors.
+ * Return: 0; -EPERM (a follower's hook called by the leader, which copies
+ * nothing); -ENOENT (SACRED_CQ_REPLAY_COPY: no other follower, or no copy
+ * to replay); -EINVAL, -EMSGSIZE; replicated-memory errors.
  */
 int sacred_cq_misbehave(struct sacred_cq *cq, int how, const void *v,
 			size_t len)
 {
-	uint8_t lsig[CQ_SIG];
+	struct sacred_cell_view view;
+	unsigned int p;
 	size_t n;
+	int ret;
 
 	if (!cq || (!v && len))
 		return -EINVAL;
 	if (len > cq->a.value_max)
 		return -EMSGSIZE;
+	if (cq->me == 0 &&
+	    (how == SACRED_CQ_BAD_COPY || how == SACRED_CQ_GARBAGE_COPY ||
+	     how == SACRED_CQ_REPLAY_COPY || how == SACRED_CQ_STALL_AFTER_COPY))
+		return -EPERM;
 	switch (how) {
 	case SACRED_CQ_BAD_COPY:
-		if (cq->me != 0)
-			return -EPERM;
-		n = cq_build(cq, v, len, NULL, false);
-		memcpy(lsig, cq->rec + 8, CQ_SIG);
-		n = cq_build(cq, v, len, lsig, true);
+		n = cq_build(cq, v, len, cq_forged_sig, true);
 		return sacred_slots_write(cq->procs[cq->me], CQ_SLOT_COPY,
 					  cq->rec, n);
+	case SACRED_CQ_GARBAGE_COPY:
+		return sacred_slots_write(cq->procs[cq->me], CQ_SLOT_COPY, v,
+					  len);
+	case SACRED_CQ_REPLAY_COPY:
+		for (p = 1; p < cq->n && p == cq->me; p++)
+			;
+		if (p >= cq->n)
+			return -ENOENT;
+		ret = sacred_slots_read(cq->procs[p], CQ_SLOT_COPY, cq->buf,
+					CQ_HDR + cq->a.value_max, &view);
+		if (ret)
+			return ret == -ENODATA ? -ENOENT : ret;
+		return sacred_slots_write(cq->procs[cq->me], CQ_SLOT_COPY,
+					  cq->buf, view.len);
 	case SACRED_CQ_BAD_CARRY:
+	case SACRED_CQ_FORGED_CARRY:
 		memcpy(cq->bad_carry, v, len);
 		cq->bad_carry_len = len;
+		cq->forge_carry = how == SACRED_CQ_FORGED_CARRY;
 		return 0;
 	case SACRED_CQ_BAD_PROPOSE:
 		memcpy(cq->bad_prop, v, len);

@@ -349,17 +349,21 @@ static void rmem_drain(struct sacred_rmem *rm, unsigned int i)
 	}
 }
 
-/* Post step @k of @ops to memory @i; false if it could not be posted. */
+/*
+ * Post step @k of @ops to memory @i, a READ into the handle's buffer at
+ * @off; false if it could not be posted.
+ */
 static bool rmem_post_step(struct sacred_rmem *rm, unsigned int i,
 			   const struct sacred_io *ops, unsigned int k,
-			   uint64_t seq, struct sacred_rmem_result *res)
+			   size_t off, uint64_t seq,
+			   struct sacred_rmem_result *res)
 {
 	struct sacred_io io = ops[k];
 	int ret;
 
 	io.user_data = seq << 8 | k;
 	if (io.opcode == SACRED_IO_READ)
-		io.buf = rm->rbuf[i];
+		io.buf = rm->rbuf[i] + off;
 	ret = sacred_io_post(rm->conns[i], &io, 1);
 	if (ret >= 0)
 		return true;
@@ -369,26 +373,72 @@ static bool rmem_post_step(struct sacred_rmem *rm, unsigned int i,
 }
 
 /*
+ * A batched call's result @r from memory @i: the memory fails with the
+ * first operation that does (later results of this call there are
+ * dropped), and succeeds once all its operations did.
+ */
+static void
+rmem_batch_result(struct sacred_rmem *rm, unsigned int i,
+		  const struct sacred_io *ops, const struct sacred_io_result *r,
+		  const size_t *off, void *const *bufs, unsigned int *left,
+		  struct sacred_rmem_result *res, unsigned int *waiting,
+		  unsigned int *ok, unsigned int *failed)
+{
+	unsigned int k = r->user_data & 0xff;
+
+	if (res->done & (1U << i))
+		return;
+	if (r->status) {
+		res->status[i] = r->status;
+		res->done |= 1U << i;
+		(*waiting)--;
+		(*failed)++;
+		return;
+	}
+	if (ops[k].opcode == SACRED_IO_READ && ops[k].len)
+		memcpy((uint8_t *)bufs[i] + off[k], rm->rbuf[i] + off[k],
+		       ops[k].len);
+	if (--left[i])
+		return;
+	res->status[i] = 0;
+	res->done |= 1U << i;
+	res->ok |= 1U << i;
+	(*waiting)--;
+	(*ok)++;
+}
+
+/*
  * Run @ops (@nops of them, the same for every memory) on every usable
- * memory, each memory's operations one after the other: the next is
- * posted once the previous one succeeded, so that, at every memory, they
- * take effect in order (a changePermission is applied before the WRITE
- * after it is sent). A memory succeeds when all its operations did.
- * Collects results until a quorum succeeded, a quorum can no longer
- * succeed, everyone answered (@all), or the slowest memory's timeouts
- * passed. The READ among @ops (at most one) lands in the handle's buffer
- * of each memory and is copied to @bufs[i] for memories that succeed.
+ * memory. Chained (!@batch), each memory's operations run one after the
+ * other: the next is posted once the previous one succeeded, so that, at
+ * every memory, they take effect in order (a changePermission is applied
+ * before the WRITE after it is sent); the READ among them (at most one)
+ * lands at the start of the buffers. Batched, all are posted at once, in
+ * no order (READs and WRITEs only), and the READs land one after the
+ * other. A memory succeeds when all its operations did. Collects results
+ * until a quorum succeeded, a quorum can no longer succeed, everyone
+ * answered (@all), or the slowest memory's timeouts passed. READs land in
+ * the handle's buffer of each memory and are copied to @bufs[i] for
+ * memories that succeed.
  */
 static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
-		    unsigned int nops, void *const *bufs, bool all,
+		    unsigned int nops, void *const *bufs, bool all, bool batch,
 		    struct sacred_rmem_result *res)
 {
 	struct sacred_rmem_result local;
 	unsigned int i, k, failed = 0, ok = 0, waiting = 0;
 	unsigned int step[SACRED_RMEM_MAX] = { 0 };
+	unsigned int left[SACRED_RMEM_MAX] = { 0 };
+	size_t off[SACRED_RMEM_CHAIN_MAX] = { 0 }, o = 0;
 	uint64_t deadline, seq = ++rm->seq;
 	int timeout = 0, ret;
 
+	/* Where each READ lands: one after the other when batched. */
+	for (k = 0; batch && k < nops; k++) {
+		off[k] = o;
+		if (ops[k].opcode == SACRED_IO_READ)
+			o += ops[k].len;
+	}
 	if (!res)
 		res = &local;
 	memset(res, 0, sizeof(*res));
@@ -402,11 +452,19 @@ static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
 			failed++;
 			continue;
 		}
-		if (!rmem_usable(rm, i) ||
-		    !rmem_post_step(rm, i, ops, 0, seq, res)) {
+		if (!rmem_usable(rm, i)) {
 			failed++;
 			continue;
 		}
+		/* Batched: everything now; a memory that takes not all fails. */
+		for (k = 0; k < (batch ? nops : 1); k++)
+			if (!rmem_post_step(rm, i, ops, k, off[k], seq, res))
+				break;
+		if (k < (batch ? nops : 1)) {
+			failed++;
+			continue;
+		}
+		left[i] = nops;
 		res->status[i] = -EINPROGRESS;
 		waiting++;
 		if (rm->attr[i].timeout_ms > timeout)
@@ -431,7 +489,15 @@ static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
 			if (!rm->conns[i])
 				continue;
 			while (sacred_io_poll(rm->conns[i], &r, 1) == 1) {
-				if (r.user_data != (seq << 8 | step[i])) {
+				if (batch && r.user_data >> 8 == seq) {
+					rmem_batch_result(rm, i, ops, &r, off,
+							  bufs, left, res,
+							  &waiting, &ok,
+							  &failed);
+					continue;
+				}
+				if (batch ||
+				    r.user_data != (seq << 8 | step[i])) {
 					/* A straggler of an earlier call. */
 					if (r.opcode == SACRED_IO_PERM &&
 					    r.user_data >> 8 == rm->perm_seq[i])
@@ -449,7 +515,7 @@ static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
 				if (!r.status && ++step[i] < nops) {
 					res->status[i] = -EINPROGRESS;
 					if (rmem_post_step(rm, i, ops, step[i],
-							   seq, res))
+							   0, seq, res))
 						continue;
 				}
 				waiting--;
@@ -516,7 +582,61 @@ int sacred_rmem_chain(struct sacred_rmem *rm, const struct sacred_io *ops,
 		for (k = 0; k < rm->nr_mems; k++)
 			if (!bufs[k])
 				return -EINVAL;
-	return rmem_run(rm, ops, nops, bufs, false, res);
+	return rmem_run(rm, ops, nops, bufs, false, false, res);
+}
+
+/**
+ * sacred_rmem_batch() - run a few READs and WRITEs on every memory, all
+ * at once, and return at a quorum
+ * @rm: the handle
+ * @ops: the operations, the same for every memory (user_data is the
+ *	handle's; a READ's @buf is ignored)
+ * @nops: how many, 1 to SACRED_RMEM_CHAIN_MAX
+ * @bufs: one buffer per memory, where the READs land one after the other
+ *	(the first READ's bytes, then the second's...); NULL without a READ
+ * @res: each memory's outcome (may be NULL): the status of its first
+ *	failed operation, or 0
+ *
+ * Unlike sacred_rmem_chain(), nothing is ordered: every operation is sent
+ * to every memory at once, so the call takes one round trip however many
+ * there are - what reading several regions costs when the reads do not
+ * depend on each other. A memory counts for the quorum when all of its
+ * operations succeeded; @bufs[i] holds memory i's bytes if it did (bit i
+ * of @res->ok).
+ *
+ * Return: 0 when a quorum of memories completed all; -EINVAL (another
+ * opcode, a bad count, a missing buffer); -EMSGSIZE (an operation, or the
+ * READs together, above max_io); otherwise as sacred_rmem_write().
+ */
+int sacred_rmem_batch(struct sacred_rmem *rm, const struct sacred_io *ops,
+		      unsigned int nops, void *const *bufs,
+		      struct sacred_rmem_result *res)
+{
+	size_t reads = 0;
+	unsigned int k;
+
+	if (!rm || !ops || !nops || nops > SACRED_RMEM_CHAIN_MAX)
+		return -EINVAL;
+	for (k = 0; k < nops; k++) {
+		if (ops[k].opcode != SACRED_IO_READ &&
+		    ops[k].opcode != SACRED_IO_WRITE)
+			return -EINVAL;
+		if (ops[k].len > rm->max_io)
+			return -EMSGSIZE;
+		if (ops[k].opcode == SACRED_IO_WRITE && !ops[k].buf &&
+		    ops[k].len)
+			return -EINVAL;
+		if (ops[k].opcode == SACRED_IO_READ)
+			reads += ops[k].len;
+	}
+	if (reads > rm->max_io)
+		return -EMSGSIZE;
+	if (reads && !bufs)
+		return -EINVAL;
+	for (k = 0; reads && k < rm->nr_mems; k++)
+		if (!bufs[k])
+			return -EINVAL;
+	return rmem_run(rm, ops, nops, bufs, false, true, res);
 }
 
 /**
@@ -603,7 +723,7 @@ int sacred_rmem_write(struct sacred_rmem *rm, uint32_t region_id,
 		return -EINVAL;
 	if (len > rm->max_io)
 		return -EMSGSIZE;
-	return rmem_run(rm, &io, 1, NULL, false, res);
+	return rmem_run(rm, &io, 1, NULL, false, false, res);
 }
 
 /**
@@ -639,7 +759,7 @@ int sacred_rmem_read(struct sacred_rmem *rm, uint32_t region_id,
 	for (i = 0; i < rm->nr_mems; i++)
 		if (!bufs[i] && len)
 			return -EINVAL;
-	return rmem_run(rm, &io, 1, bufs, all, res);
+	return rmem_run(rm, &io, 1, bufs, all, false, res);
 }
 
 /**
@@ -663,5 +783,5 @@ int sacred_rmem_change_perm(struct sacred_rmem *rm,
 
 	if (!rm || !req)
 		return -EINVAL;
-	return rmem_run(rm, &io, 1, NULL, false, res);
+	return rmem_run(rm, &io, 1, NULL, false, false, res);
 }

@@ -966,6 +966,18 @@ int sacred_rmem_chain(struct sacred_rmem *rm, const struct sacred_io *ops,
 		      struct sacred_rmem_result *res);
 
 /**
+ * sacred_rmem_batch() - run up to SACRED_RMEM_CHAIN_MAX READs and WRITEs
+ * (the same for every memory) on every memory all at once, in no order,
+ * and return when a quorum completed them all: one round trip; the READs
+ * land one after the other in @bufs[i]
+ *
+ * Return: 0 when a quorum completed all; otherwise as sacred_rmem_write().
+ */
+int sacred_rmem_batch(struct sacred_rmem *rm, const struct sacred_io *ops,
+		      unsigned int nops, void *const *bufs,
+		      struct sacred_rmem_result *res);
+
+/**
  * sacred_rmem_change_perm() - changePermission on every memory
  *
  * Return: 0 when a quorum accepted; -EPERM when refused by enough
@@ -1060,6 +1072,19 @@ int sacred_slots_write(struct sacred_slots *s, unsigned int slot,
  */
 int sacred_slots_read(struct sacred_slots *s, unsigned int slot, void *data,
 		      size_t max, struct sacred_cell_view *view);
+
+/**
+ * sacred_slots_read_many() - as sacred_slots_read(), for @nr slots of
+ * handles on the same replicated memory, in one quorum round trip
+ * (sacred_rmem_batch()); each slot's outcome in @rets[k]
+ *
+ * Return: 0 (the quorum read was done); -EINVAL; -ENOMEM; -EMSGSIZE; the
+ * errors of sacred_rmem_batch().
+ */
+int sacred_slots_read_many(struct sacred_slots *const *s,
+			   const unsigned int *slots, unsigned int nr,
+			   void *const *data, size_t max,
+			   struct sacred_cell_view *views, int *rets);
 
 struct sacred_sst;
 
@@ -1420,10 +1445,11 @@ int sacred_neb_misbehave(struct sacred_neb *n, int how, uint64_t k,
 			 unsigned int arg, const void *msg, size_t len);
 
 /*
- * Byzantine consensus (lib/cq.c): Cheap Quorum's fast path - one round of
- * writes when all processes are correct - its panic, which revokes the
- * leader's write permission for good (revoke-only policy), and the robust
- * backup, Paxos over non-equivocating broadcast. n >= 2f + 1.
+ * Byzantine consensus (lib/cq.c): Cheap Quorum's fast path - the leader
+ * decides in one round trip when all processes are correct, the others a
+ * few later - its panic, which revokes the leader's write permission for
+ * good (revoke-only policy), and the robust backup, Paxos over
+ * non-equivocating broadcast. n >= 2f + 1.
  */
 
 struct sacred_cq;
@@ -1521,17 +1547,27 @@ int sacred_cq_lead_value(struct sacred_cq *cq, const void *v, size_t len);
 
 /**
  * enum sacred_cq_misbehave - what sacred_cq_misbehave() does
- * @SACRED_CQ_BAD_COPY: the leader writes a copy of another value it signs
- * @SACRED_CQ_BAD_CARRY: carry a chosen value, uncertified, into the backup
+ * @SACRED_CQ_BAD_COPY: a follower writes a copy of a chosen value with a
+ *	made-up leader signature
+ * @SACRED_CQ_BAD_CARRY: carry a chosen value, with no proof, into the
+ *	backup
  * @SACRED_CQ_BAD_PROPOSE: as backup leader, propose a chosen value
  * @SACRED_CQ_STALL_AFTER_COPY: be slow, not faulty: the next propose
  *	returns -EINPROGRESS right after its copy, the one after resumes
+ * @SACRED_CQ_GARBAGE_COPY: a follower writes chosen bytes as its copy
+ * @SACRED_CQ_REPLAY_COPY: a follower writes another follower's signed
+ *	copy as its own
+ * @SACRED_CQ_FORGED_CARRY: carry a chosen value into the backup as if the
+ *	leader had signed it (a made-up signature)
  */
 enum sacred_cq_misbehave {
 	SACRED_CQ_BAD_COPY = 1,
 	SACRED_CQ_BAD_CARRY,
 	SACRED_CQ_BAD_PROPOSE,
 	SACRED_CQ_STALL_AFTER_COPY,
+	SACRED_CQ_GARBAGE_COPY,
+	SACRED_CQ_REPLAY_COPY,
+	SACRED_CQ_FORGED_CARRY,
 };
 
 /** sacred_cq_misbehave() - act Byzantine: for test harnesses only */

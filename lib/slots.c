@@ -63,31 +63,25 @@ static uint64_t slot_offset(const struct sacred_slots *s, unsigned int slot)
 }
 
 /*
- * Read slot @slot from a quorum: the newest valid cell of all into @best
- * (pointing into the read buffers). Returns 0, -ENODATA if no memory has
- * a valid cell, or the replicated memory's error.
+ * The newest valid cell of the two at @cells + @at in each memory's buffer
+ * @bufs[i] that @res says is good: into @best (pointing into the
+ * buffers), the cell's index into @cell. Returns 0, or -ENODATA if none
+ * is valid.
  */
-static int slots_fetch(struct sacred_slots *s, unsigned int slot,
-		       struct sacred_cell_view *best, unsigned int *cell,
-		       bool all)
+static int slots_newest(const struct sacred_slots *s, uint8_t *const *bufs,
+			size_t at, const struct sacred_rmem_result *res,
+			struct sacred_cell_view *best, unsigned int *cell)
 {
-	struct sacred_rmem_result res;
 	unsigned int i, j, n = sacred_rmem_nr_mems(s->rm);
 	bool found = false;
-	int ret;
 
-	ret = sacred_rmem_read(s->rm, s->region_id, slot_offset(s, slot),
-			       (void *const *)s->bufs, 2 * s->cell_size, all,
-			       &res);
-	if (ret)
-		return ret;
 	for (i = 0; i < n; i++) {
-		if (!(res.ok & (1U << i)))
+		if (!(res->ok & (1U << i)))
 			continue;
 		for (j = 0; j < 2; j++) {
 			struct sacred_cell_view v;
 
-			if (sacred_cell_decode(s->bufs[i] + j * s->cell_size,
+			if (sacred_cell_decode(bufs[i] + at + j * s->cell_size,
 					       s->cell_size, &v))
 				continue;
 			if (!found || sacred_cell_newer(&v, best)) {
@@ -99,6 +93,26 @@ static int slots_fetch(struct sacred_slots *s, unsigned int slot,
 		}
 	}
 	return found ? 0 : -ENODATA;
+}
+
+/*
+ * Read slot @slot from a quorum: the newest valid cell of all into @best
+ * (pointing into the read buffers). Returns 0, -ENODATA if no memory has
+ * a valid cell, or the replicated memory's error.
+ */
+static int slots_fetch(struct sacred_slots *s, unsigned int slot,
+		       struct sacred_cell_view *best, unsigned int *cell,
+		       bool all)
+{
+	struct sacred_rmem_result res;
+	int ret;
+
+	ret = sacred_rmem_read(s->rm, s->region_id, slot_offset(s, slot),
+			       (void *const *)s->bufs, 2 * s->cell_size, all,
+			       &res);
+	if (ret)
+		return ret;
+	return slots_newest(s, s->bufs, 0, &res, best, cell);
 }
 
 /**
@@ -299,4 +313,83 @@ int sacred_slots_read(struct sacred_slots *s, unsigned int slot, void *data,
 		view->data = NULL;
 	}
 	return 0;
+}
+
+/**
+ * sacred_slots_read_many() - read several slots in one quorum round trip
+ * @s: the slots handles, all on the same replicated memory (one may
+ *	appear more than once)
+ * @slots: which slot of each
+ * @nr: how many, 1 to SACRED_RMEM_CHAIN_MAX
+ * @data: per slot, where its payload goes
+ * @max: room in each
+ * @views: per slot, as sacred_slots_read() gives it (may be NULL)
+ * @rets: per slot, what sacred_slots_read() would have returned: 0,
+ *	-ENODATA or -ENOSPC
+ *
+ * Both cells of every slot are read from every memory at once
+ * (sacred_rmem_batch()): as many reads as @nr sacred_slots_read() calls,
+ * but one round trip, when the reads do not depend on each other. Their
+ * cells must fit in the replicated memory's max_io together.
+ *
+ * Return: 0 when a quorum answered (each slot's outcome in @rets);
+ * -EINVAL; -ENOMEM; -EMSGSIZE; the errors of sacred_rmem_batch().
+ */
+int sacred_slots_read_many(struct sacred_slots *const *s,
+			   const unsigned int *slots, unsigned int nr,
+			   void *const *data, size_t max,
+			   struct sacred_cell_view *views, int *rets)
+{
+	struct sacred_io ops[SACRED_RMEM_CHAIN_MAX];
+	uint8_t *bufs[SACRED_RMEM_MAX] = { NULL };
+	struct sacred_rmem_result res;
+	size_t at[SACRED_RMEM_CHAIN_MAX];
+	unsigned int k, i, n;
+	size_t total = 0;
+	uint8_t *mem;
+	int ret;
+
+	if (!s || !slots || !nr || nr > SACRED_RMEM_CHAIN_MAX || !data || !rets)
+		return -EINVAL;
+	for (k = 0; k < nr; k++)
+		if (!s[k] || s[k]->rm != s[0]->rm ||
+		    slots[k] >= s[k]->nr_slots || (!data[k] && max))
+			return -EINVAL;
+	for (k = 0; k < nr; k++) {
+		ops[k] = (struct sacred_io){
+			.opcode = SACRED_IO_READ,
+			.region_id = s[k]->region_id,
+			.offset = slot_offset(s[k], slots[k]),
+			.len = 2 * s[k]->cell_size,
+		};
+		at[k] = total;
+		total += 2 * s[k]->cell_size;
+	}
+	if (total > sacred_rmem_max_io(s[0]->rm))
+		return -EMSGSIZE;
+	n = sacred_rmem_nr_mems(s[0]->rm);
+	mem = malloc(n * total);
+	if (!mem)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		bufs[i] = mem + i * total;
+	ret = sacred_rmem_batch(s[0]->rm, ops, nr, (void *const *)bufs, &res);
+	for (k = 0; !ret && k < nr; k++) {
+		struct sacred_cell_view v;
+
+		rets[k] = slots_newest(s[k], bufs, at[k], &res, &v, NULL);
+		if (!rets[k] && v.len > max)
+			rets[k] = -ENOSPC;
+		if (rets[k])
+			continue;
+		memcpy(data[k], v.data, v.len);
+		if (v.seq > s[k]->seq[slots[k]])
+			s[k]->seq[slots[k]] = v.seq;
+		if (views) {
+			views[k] = v;
+			views[k].data = NULL;
+		}
+	}
+	free(mem);
+	return ret;
 }

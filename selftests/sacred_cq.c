@@ -2,14 +2,21 @@
 /*
  * sacred_cq - Byzantine consensus (lib/cq.c) on three memory instances,
  * three processes with Ed25519 keys, f = 1: all correct (decided on the
- * fast path, everyone the leader's value); a silent leader (everyone
- * panics, the leader's write permission is revoked for good by the
- * revoke-only policy, the memory refuses its writes and its request to
- * get it back, and the backup decides one of the others' inputs); an
- * equivocating leader (no fast-path decision; the backup agrees on one of
- * its two values); a Byzantine leader that lets P1 decide on the fast path
- * and then lies - P2 still decides P1's value; and a Byzantine backup
- * leader whose unjustified proposal nobody accepts.
+ * fast path, everyone the leader's value, the leader in one round trip);
+ * a silent leader (everyone panics, the leader's write permission is
+ * revoked for good by the revoke-only policy, the memory refuses its
+ * writes and its request to get it back, and the backup decides one of
+ * the others' inputs); an equivocating leader (no fast-path decision; the
+ * backup agrees on one of its two values); a Byzantine leader that lets
+ * P1 decide on the fast path and then lies - P2 still decides P1's value;
+ * a Byzantine backup leader whose unjustified proposal nobody accepts.
+ * Then a correct leader that decided after its one write, with a
+ * Byzantine follower: a forged, a garbage and a replayed copy are not
+ * counted (and the follower cannot write another's region or the
+ * leader's); a follower that withholds its copy and, leading a backup
+ * round, proposes its own unproven value is refused; one that carries a
+ * value with a forged leader signature is caught. Each time the backup
+ * decides the leader's value.
  *
  * Regions: sacred_cq_setup() at CQ_BASE on every instance.
  */
@@ -122,8 +129,10 @@ struct proposer {
 	int ret;
 	int help;		/* sacred_cq_help()'s result, or 1: not run */
 	unsigned int delay_ms;	/* wait before proposing */
+	int help_ms;		/* how long to help; 0: 8000 */
 	bool helper;		/* decided before: only help */
 	struct sacred_cq_stats st;
+	struct sacred_cq_stats st_help;	/* after helping */
 };
 
 static void *propose_thread(void *arg)
@@ -142,7 +151,8 @@ static void *propose_thread(void *arg)
 	}
 	/* Stay for the others: they may need us for a quorum. */
 	if (!p->ret)
-		p->help = sacred_cq_help(p->cq, 8000);
+		p->help = sacred_cq_help(p->cq, p->help_ms ? p->help_ms : 8000);
+	sacred_cq_stats(p->cq, &p->st_help);
 	return NULL;
 }
 
@@ -177,6 +187,8 @@ TEST_F(cq, all_correct_decide_on_the_fast_path)
 		EXPECT_EQ(0, p[i].help);
 		TH_LOG("P%u: %u round trips", i, p[i].st.round_trips);
 	}
+	/* the leader: its value's write */
+	EXPECT_EQ(1U, p[0].st.round_trips);
 }
 
 /* Agreement, and validity: the decision is one of @nr @inputs. */
@@ -267,8 +279,8 @@ TEST_F(cq, equivocating_leader_gets_no_fast_decision)
 
 /*
  * A Byzantine leader lets P1 decide "red" on the fast path - P2 copied
- * "red" too, but is slow - then replaces its own copy with a signed
- * "blue": P2 wakes up, sees the lie and panics.
+ * "red" too, but is slow - then writes a signed "blue" over its value:
+ * P2 wakes up, sees the lie and panics.
  * The leader then joins the backup carrying "blue" and, as round 0's
  * leader, proposes it. P2 must still decide "red": its panic froze P1's
  * commit region and found P1's certificate.
@@ -280,8 +292,6 @@ TEST_F(cq, fast_decision_survives_a_lying_leader)
 	size_t len;
 
 	ASSERT_EQ(0, sacred_cq_lead_value(self->cq[0], "red", 4));
-	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[0], SACRED_CQ_BAD_COPY,
-					 "red", 4));
 	/* P2 is slow: it copies "red", then nothing for a while. */
 	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[2],
 					 SACRED_CQ_STALL_AFTER_COPY, NULL, 0));
@@ -295,8 +305,7 @@ TEST_F(cq, fast_decision_survives_a_lying_leader)
 	ASSERT_STREQ("red", p[1].out);
 	p[1].helper = true;
 
-	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[0], SACRED_CQ_BAD_COPY,
-					 "blue", 5));
+	ASSERT_EQ(0, sacred_cq_lead_value(self->cq[0], "blue", 5));
 	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[0], SACRED_CQ_BAD_CARRY,
 					 "blue", 5));
 	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[0], SACRED_CQ_BAD_PROPOSE,
@@ -342,6 +351,162 @@ TEST_F(cq, unjustified_proposal_is_refused)
 	EXPECT_EQ(1U, p[1].st.faulty);
 	EXPECT_EQ(1U, p[2].st.faulty);
 	TH_LOG("the Byzantine leader: %d \"%s\"", p[0].ret, p[0].out);
+}
+
+/* The correct leader proposes this and decides it after one write. */
+#define LEADS	"the leader's value"
+
+static void leader_decides(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(cq) *self, struct proposer *p)
+{
+	size_t len;
+
+	*p = (struct proposer){ .cq = self->cq[0], .in = LEADS,
+				.helper = true };
+	ASSERT_EQ(0, sacred_cq_propose(p->cq, LEADS, sizeof(LEADS), p->out,
+				       VALUE_MAX, &len));
+	sacred_cq_stats(p->cq, &p->st);
+	ASSERT_TRUE(p->st.fast);
+	ASSERT_STREQ(LEADS, p->out);
+}
+
+/*
+ * The leader decided after its write; P2 writes a bad copy and says
+ * nothing more. P1 must neither count the copy (no certificate, no fast
+ * decision) nor take it for the leader's second value: it times out,
+ * panics, carries its copy, and the backup decides the leader's value.
+ */
+static void bad_copy(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(cq) *self, int how)
+{
+	static const char *const in[] = { LEADS };
+	struct proposer p[NR_PROCS];
+	uint8_t junk[VALUE_MAX];
+	unsigned int i;
+	size_t len;
+
+	leader_decides(_metadata, self, &p[0]);
+	p[0].help_ms = 4000;
+	p[1] = (struct proposer){ .cq = self->cq[1], .in = "P1",
+				  .help_ms = 4000 };
+	switch (how) {
+	case SACRED_CQ_REPLAY_COPY:
+		/* P1 copies first; P2 passes P1's signed copy off as its own */
+		ASSERT_EQ(0, sacred_cq_misbehave(self->cq[1],
+						 SACRED_CQ_STALL_AFTER_COPY,
+						 NULL, 0));
+		ASSERT_EQ(-EINPROGRESS,
+			  sacred_cq_propose(self->cq[1], "P1", 3, p[1].out,
+					    VALUE_MAX, &len));
+		ASSERT_EQ(0, sacred_cq_misbehave(self->cq[2], how, NULL, 0));
+		break;
+	case SACRED_CQ_GARBAGE_COPY:
+		srand(getpid());
+		for (i = 0; i < sizeof(junk); i++)
+			junk[i] = rand();
+		ASSERT_EQ(0, sacred_cq_misbehave(self->cq[2], how, junk,
+						 sizeof(junk)));
+		break;
+	default:
+		/* the leader's own value, with a made-up leader signature */
+		ASSERT_EQ(0, sacred_cq_misbehave(self->cq[2], how, LEADS,
+						 sizeof(LEADS)));
+		break;
+	}
+	run(self, p, 3);
+	expect_one_of(_metadata, p, 3, in, 1);
+	EXPECT_FALSE(p[1].st.fast);
+	EXPECT_TRUE(p[1].st.panicked);
+	EXPECT_EQ(SACRED_CQ_CARRY_COPY, p[1].st.carried);
+}
+
+TEST_F(cq, forged_copy_is_not_counted)
+{
+	struct sacred_rmem_result res;
+	char junk[64] = "not yours";
+
+	bad_copy(_metadata, self, SACRED_CQ_BAD_COPY);
+	/* nor can P2 write P1's region or the leader's: the memory refuses */
+	EXPECT_NE(0, sacred_rmem_write(self->rm[2], CQ_BASE + 1 + 1, 0, junk,
+				       sizeof(junk), &res));
+	EXPECT_EQ(0U, res.ok);
+	sacred_rmem_revive(self->rm[2]);
+	EXPECT_NE(0, sacred_rmem_write(self->rm[2], CQ_BASE, 0, junk,
+				       sizeof(junk), &res));
+	EXPECT_EQ(0U, res.ok);
+}
+
+TEST_F(cq, garbage_copy_is_not_counted)
+{
+	bad_copy(_metadata, self, SACRED_CQ_GARBAGE_COPY);
+}
+
+TEST_F(cq, replayed_copy_is_not_counted)
+{
+	bad_copy(_metadata, self, SACRED_CQ_REPLAY_COPY);
+}
+
+/*
+ * The leader decided after its write, then stays away from the backup
+ * for a while. P1, Byzantine, withholds its copy until P2 timed out and
+ * panicked, then carries "evil" with no proof into the backup and, as
+ * round 1's leader (round 0's, the leader, is not there), proposes it to
+ * a quorum of itself and P2. P2 carries the leader's value signed: a
+ * plain value cannot be proposed over it - were it accepted, P2 would
+ * decide "evil" against the leader's decision. P2 refuses it, catches
+ * P1, and decides the leader's value with the leader in a later round.
+ */
+TEST_F(cq, withheld_copy_and_unproven_proposal_are_refused)
+{
+	static const char *const in[] = { LEADS };
+	struct proposer p[NR_PROCS];
+
+	leader_decides(_metadata, self, &p[0]);
+	p[0].delay_ms = 3000;
+	p[0].help_ms = 40000;
+	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[1], SACRED_CQ_BAD_CARRY,
+					 "evil", 5));
+	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[1], SACRED_CQ_BAD_PROPOSE,
+					 "evil", 5));
+	p[1] = (struct proposer){ .cq = self->cq[1], .in = "P1",
+				  .delay_ms = 700, .help_ms = 40000 };
+	p[2] = (struct proposer){ .cq = self->cq[2], .in = "P2",
+				  .help_ms = 40000 };
+	run(self, p, 7);
+	expect_one_of(_metadata, p, 5, in, 1);
+	EXPECT_TRUE(p[2].st.panicked);
+	EXPECT_EQ(SACRED_CQ_CARRY_COPY, p[2].st.carried);
+	EXPECT_EQ(2U, p[2].st.faulty);
+	/* rounds 0 (no leader) and 1 (P1's, refused) decided nothing */
+	EXPECT_GE(p[2].st.backup_rounds, 3U);
+	TH_LOG("the Byzantine P1: %d \"%s\"", p[1].ret, p[1].out);
+}
+
+/*
+ * The leader decided after its write; P1 carries "evil" into the backup
+ * with a made-up leader signature - it would outrank P2's plain input if
+ * it were believed. Its promise fails the signature check: P1 is caught,
+ * and the backup decides the leader's value.
+ */
+TEST_F(cq, forged_leader_signature_is_refused)
+{
+	static const char *const in[] = { LEADS };
+	struct proposer p[NR_PROCS];
+
+	leader_decides(_metadata, self, &p[0]);
+	/* late enough that P2 sees P1's promise before anything decides */
+	p[0].delay_ms = 1500;
+	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[1],
+					 SACRED_CQ_FORGED_CARRY, "evil", 5));
+	p[1] = (struct proposer){ .cq = self->cq[1], .in = "P1",
+				  .delay_ms = 700, .help_ms = 4000 };
+	p[2] = (struct proposer){ .cq = self->cq[2], .in = "P2",
+				  .help_ms = 4000 };
+	run(self, p, 7);
+	expect_one_of(_metadata, p, 5, in, 1);
+	EXPECT_TRUE(p[2].st.panicked);
+	EXPECT_EQ(2U, p[2].st.faulty);
+	TH_LOG("the Byzantine P1: %d \"%s\"", p[1].ret, p[1].out);
 }
 
 TEST_HARNESS_MAIN

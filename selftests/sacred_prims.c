@@ -273,6 +273,97 @@ TEST_F(prims, sst_rows_pushed_and_pulled_with_a_memory_down)
 		sacred_sst_close(sst[i]);
 }
 
+/*
+ * Several slots of two regions read in one batch: each slot's payload or
+ * its own error, the same with a memory down; and the arguments the
+ * batch refuses.
+ */
+TEST_F(prims, many_slots_read_at_once)
+{
+	struct sacred_slots *w, *w2, *r, *r2, *other, *s[6];
+	struct sacred_cell_view views[6];
+	unsigned int slots[6] = { 0, 1, 2, 5, 1, 0 };
+	char out[6][64], big[2][3000];
+	void *data[6] = { out[0], out[1], out[2], out[3], out[4], out[5] };
+	void *bigs[NR_MEMS] = { big[0], big[1], big[0] };
+	struct sacred_io io[2] = {
+		{ .opcode = SACRED_IO_READ, .region_id = OWNED, .len = 3000 },
+		{ .opcode = SACRED_IO_READ, .region_id = OWNED, .len = 3000 },
+	};
+	int rets[6];
+	unsigned int i, pass;
+
+	ASSERT_EQ(0, sacred_slots_open(self->p[0], OWNED, 48, 8, 0, &w));
+	ASSERT_EQ(0, sacred_slots_open(self->p[0], SST_BASE, 32, 4, 0, &w2));
+	ASSERT_EQ(0, sacred_slots_open(self->p[1], OWNED, 48, 8, 0, &r));
+	ASSERT_EQ(0, sacred_slots_open(self->p[1], SST_BASE, 32, 4, 0, &r2));
+	ASSERT_EQ(0, sacred_slots_open(self->p[2], OWNED, 48, 8, 0, &other));
+	for (i = 0; i < 3; i++) {
+		char v[48];
+
+		snprintf(v, sizeof(v), "owned slot %u", i);
+		ASSERT_EQ(0, sacred_slots_write(w, i, v, strlen(v) + 1));
+	}
+	ASSERT_EQ(0, sacred_slots_write(w2, 1, "sst slot 1", 11));
+	ASSERT_EQ(0, sacred_slots_write(w2, 1, "sst slot 1, again", 18));
+	ASSERT_EQ(0,
+		  sacred_slots_write(w, 0, "owned slot 0, longer than 16", 29));
+
+	for (i = 0; i < 6; i++)
+		s[i] = i == 4 ? r2 : r;
+	for (pass = 0; pass < 2; pass++) {
+		/* pass 1: with a memory down, still one quorum */
+		if (pass == 1)
+			ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[1].id,
+						    SACRED_MEM_DOWN, 0, NULL));
+		memset(out, 0, sizeof(out));
+		ASSERT_EQ(0, sacred_slots_read_many(s, slots, 6, data, 64,
+						    views, rets));
+		EXPECT_EQ(0, rets[0]);
+		EXPECT_STREQ("owned slot 0, longer than 16", out[0]);
+		EXPECT_EQ(2, views[0].seq);
+		EXPECT_EQ(0, rets[1]);
+		EXPECT_STREQ("owned slot 1", out[1]);
+		EXPECT_EQ(0, rets[2]);
+		EXPECT_STREQ("owned slot 2", out[2]);
+		EXPECT_EQ(PID(0), views[2].pid);
+		EXPECT_EQ(-ENODATA, rets[3]);	/* never written */
+		EXPECT_EQ(0, rets[4]);
+		EXPECT_STREQ("sst slot 1, again", out[4]);
+		EXPECT_EQ(2, views[4].seq);
+		EXPECT_EQ(0, rets[5]);		/* the same slot twice */
+		EXPECT_STREQ("owned slot 0, longer than 16", out[5]);
+		/* room for 16 bytes: the long one does not fit, alone */
+		ASSERT_EQ(0, sacred_slots_read_many(s, slots, 3, data, 16, NULL,
+						    rets));
+		EXPECT_EQ(-ENOSPC, rets[0]);
+		EXPECT_EQ(0, rets[1]);
+		EXPECT_STREQ("owned slot 1", out[1]);
+	}
+
+	/* What a batch refuses, with nothing sent. */
+	EXPECT_EQ(-EINVAL,
+		  sacred_slots_read_many(s, slots, 0, data, 64, views, rets));
+	EXPECT_EQ(-EINVAL,
+		  sacred_slots_read_many(s, slots, SACRED_RMEM_CHAIN_MAX + 1,
+					 data, 64, views, rets));
+	s[1] = other;	/* another replicated memory */
+	EXPECT_EQ(-EINVAL,
+		  sacred_slots_read_many(s, slots, 2, data, 64, views, rets));
+	io[1].offset = 3000;
+	EXPECT_EQ(-EMSGSIZE, sacred_rmem_batch(self->p[1], io, 2, bigs, NULL));
+	io[1].opcode = SACRED_IO_CAS;
+	io[1].len = 0;
+	EXPECT_EQ(-EINVAL, sacred_rmem_batch(self->p[1], io, 2, bigs, NULL));
+	EXPECT_EQ(-EINVAL, sacred_rmem_batch(self->p[1], io, 1, NULL, NULL));
+
+	sacred_slots_close(other);
+	sacred_slots_close(r2);
+	sacred_slots_close(r);
+	sacred_slots_close(w2);
+	sacred_slots_close(w);
+}
+
 TEST_F(prims, atomic_register_reads_the_last_write)
 {
 	struct sacred_register *reg[NR_PROCS];
