@@ -56,7 +56,8 @@ static void cell_sum(const uint8_t *hdr, const void *data, size_t len,
  * @size: the cell's size, at least SACRED_CELL_HDR + @len
  * @seq: sequence number, not 0
  * @pid: the writer
- * @data: the payload
+ * @data: the payload; it may already be in place, at @cell +
+ *	SACRED_CELL_HDR (a caller that builds it there copies nothing)
  * @len: its bytes
  *
  * Return: 0, or -EINVAL (seq 0, too small, NULL data with a length).

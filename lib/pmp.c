@@ -168,20 +168,19 @@ static bool pmp_parse(const struct sacred_pmp *p, const uint8_t *buf,
 /*
  * Build the next cell of own slot (mbal, bal, value) in p->cell and the
  * WRITE that puts it into the cell that does not hold the last completed
- * write; pmp_written() flips the cells once a quorum took it.
+ * write; pmp_written() flips the cells once a quorum took it. The payload
+ * is laid out in place, after the cell's header: nothing is allocated on
+ * the way to a decision.
  */
 static int pmp_cell(struct sacred_pmp *p, uint64_t mbal, uint64_t bal,
 		    const void *val, size_t len, struct sacred_io *io)
 {
+	uint8_t *payload = p->cell + SACRED_CELL_HDR;
 	uint64_t seq = p->seq + 1;
 	uint32_t l = htole32((uint32_t)len);
-	uint8_t *payload;
 	uint64_t x;
 	int ret;
 
-	payload = malloc(PMP_HDR + len);
-	if (!payload)
-		return -ENOMEM;
 	memset(payload, 0, PMP_HDR);
 	x = htole64(mbal);
 	memcpy(payload, &x, 8);
@@ -189,11 +188,10 @@ static int pmp_cell(struct sacred_pmp *p, uint64_t mbal, uint64_t bal,
 	memcpy(payload + 8, &x, 8);
 	memcpy(payload + 16, &l, 4);
 	if (len)
-		memcpy(payload + PMP_HDR, val, len);
+		memmove(payload + PMP_HDR, val, len);
 	ret = sacred_cell_encode(p->cell, p->cell_size, seq,
 				 sacred_rmem_process_id(p->rm), payload,
 				 PMP_HDR + len);
-	free(payload);
 	if (ret)
 		return ret;
 	p->seq = seq;
@@ -341,7 +339,7 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 		goto err;
 	ret = -ENOMEM;
 	p->val = malloc(attr->value_max + 1);
-	p->cell = malloc(p->cell_size);
+	p->cell = calloc(1, p->cell_size);
 	if (!p->val || !p->cell)
 		goto err;
 	for (k = 0; k < n; k++) {
