@@ -253,20 +253,27 @@ TEST_F(cq, silent_leader_is_revoked_for_good)
 
 /*
  * The leader signs two values: P1 copies one, P2 the other. No fast-path
- * decision; the backup agrees on one of the two.
+ * decision; the backup agrees on one of the two. P1 stops right after its
+ * copy (no clock of its runs meanwhile), so the leader's second value is
+ * written while P1 is still on the fast path whatever the host's speed.
  */
 TEST_F(cq, equivocating_leader_gets_no_fast_decision)
 {
 	static const char *const in[] = { "red", "blue" };
 	struct proposer p[NR_PROCS];
 	pthread_t th;
+	size_t len;
 
 	ASSERT_EQ(0, sacred_cq_lead_value(self->cq[0], "red", 4));
+	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[1],
+					 SACRED_CQ_STALL_AFTER_COPY, NULL, 0));
+	ASSERT_EQ(-EINPROGRESS, sacred_cq_propose(self->cq[1], "P1", 3,
+						  p[1].out, VALUE_MAX, &len));
+	/* P1 copied "red"; now the leader signs and writes another value. */
+	ASSERT_EQ(0, sacred_cq_lead_value(self->cq[0], "blue", 5));
+	/* P1 resumes and finds "blue"; P2 copies it and finds P1's "red". */
 	p[1] = (struct proposer){ .cq = self->cq[1], .in = "P1" };
 	pthread_create(&th, NULL, propose_thread, &p[1]);
-	/* P1 copied "red" and waits for the others' copies (500 ms). */
-	usleep(150000);
-	ASSERT_EQ(0, sacred_cq_lead_value(self->cq[0], "blue", 5));
 	p[2] = (struct proposer){ .cq = self->cq[2], .in = "P2" };
 	propose_thread(&p[2]);
 	pthread_join(th, NULL);
