@@ -279,6 +279,28 @@ int sacred_slots_write(struct sacred_slots *s, unsigned int slot,
 	return ret;
 }
 
+/*
+ * Hand the newest cell @v of slot @slot to the caller: its payload into
+ * @data (at most @max bytes, else -ENOSPC and nothing copied), its seq,
+ * pid and len into @view (may be NULL; @view->data is NULL), and remember
+ * its seq as the slot's newest.
+ */
+static int slots_deliver(struct sacred_slots *s, unsigned int slot,
+			 const struct sacred_cell_view *v, void *data,
+			 size_t max, struct sacred_cell_view *view)
+{
+	if (v->len > max)
+		return -ENOSPC;
+	memcpy(data, v->data, v->len);
+	if (v->seq > s->seq[slot])
+		s->seq[slot] = v->seq;
+	if (view) {
+		*view = *v;
+		view->data = NULL;
+	}
+	return 0;
+}
+
 /**
  * sacred_slots_read() - the newest valid cell of a slot on a quorum
  * @s: the slots
@@ -303,16 +325,7 @@ int sacred_slots_read(struct sacred_slots *s, unsigned int slot, void *data,
 	ret = slots_fetch(s, slot, &v, NULL, false);
 	if (ret)
 		return ret;
-	if (v.len > max)
-		return -ENOSPC;
-	memcpy(data, v.data, v.len);
-	if (v.seq > s->seq[slot])
-		s->seq[slot] = v.seq;
-	if (view) {
-		*view = v;
-		view->data = NULL;
-	}
-	return 0;
+	return slots_deliver(s, slot, &v, data, max, view);
 }
 
 /**
@@ -378,17 +391,9 @@ int sacred_slots_read_many(struct sacred_slots *const *s,
 		struct sacred_cell_view v;
 
 		rets[k] = slots_newest(s[k], bufs, at[k], &res, &v, NULL);
-		if (!rets[k] && v.len > max)
-			rets[k] = -ENOSPC;
-		if (rets[k])
-			continue;
-		memcpy(data[k], v.data, v.len);
-		if (v.seq > s[k]->seq[slots[k]])
-			s[k]->seq[slots[k]] = v.seq;
-		if (views) {
-			views[k] = v;
-			views[k].data = NULL;
-		}
+		if (!rets[k])
+			rets[k] = slots_deliver(s[k], slots[k], &v, data[k],
+						max, views ? &views[k] : NULL);
 	}
 	free(mem);
 	return ret;
