@@ -536,6 +536,23 @@ static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
 	return ok >= rm->quorum ? 0 : rmem_error(res);
 }
 
+/*
+ * The checks a READ or WRITE of a chain or batch must pass before
+ * anything is sent: -EMSGSIZE above max_io, -EINVAL for a WRITE without
+ * a buffer. Other operations pass.
+ */
+static int rmem_check_rw(const struct sacred_rmem *rm,
+			 const struct sacred_io *op)
+{
+	if (op->opcode != SACRED_IO_READ && op->opcode != SACRED_IO_WRITE)
+		return 0;
+	if (op->len > rm->max_io)
+		return -EMSGSIZE;
+	if (op->opcode == SACRED_IO_WRITE && !op->buf && op->len)
+		return -EINVAL;
+	return 0;
+}
+
 /**
  * sacred_rmem_chain() - run a short sequence of operations on every
  * memory, each memory's in order, and return at a quorum
@@ -566,14 +583,10 @@ int sacred_rmem_chain(struct sacred_rmem *rm, const struct sacred_io *ops,
 	if (!rm || !ops || !nops || nops > SACRED_RMEM_CHAIN_MAX)
 		return -EINVAL;
 	for (k = 0; k < nops; k++) {
-		if (ops[k].opcode == SACRED_IO_READ ||
-		    ops[k].opcode == SACRED_IO_WRITE) {
-			if (ops[k].len > rm->max_io)
-				return -EMSGSIZE;
-			if (ops[k].opcode == SACRED_IO_WRITE && !ops[k].buf &&
-			    ops[k].len)
-				return -EINVAL;
-		}
+		int ret = rmem_check_rw(rm, &ops[k]);
+
+		if (ret)
+			return ret;
 		reads += ops[k].opcode == SACRED_IO_READ;
 	}
 	if (reads > 1 || (reads && !bufs))
@@ -618,14 +631,14 @@ int sacred_rmem_batch(struct sacred_rmem *rm, const struct sacred_io *ops,
 	if (!rm || !ops || !nops || nops > SACRED_RMEM_CHAIN_MAX)
 		return -EINVAL;
 	for (k = 0; k < nops; k++) {
+		int ret;
+
 		if (ops[k].opcode != SACRED_IO_READ &&
 		    ops[k].opcode != SACRED_IO_WRITE)
 			return -EINVAL;
-		if (ops[k].len > rm->max_io)
-			return -EMSGSIZE;
-		if (ops[k].opcode == SACRED_IO_WRITE && !ops[k].buf &&
-		    ops[k].len)
-			return -EINVAL;
+		ret = rmem_check_rw(rm, &ops[k]);
+		if (ret)
+			return ret;
 		if (ops[k].opcode == SACRED_IO_READ)
 			reads += ops[k].len;
 	}
