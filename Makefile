@@ -8,9 +8,9 @@
 #                        kselftests in a SoftRoCE VM
 #   make model           the spin checks of the PMP model only
 #   make demo            boot the VM and show sacred on rxe devices
-#   make kcompat         build the module against every supported kernel,
-#                        warnings are errors
-#   make checkpatch      scripts/checkpatch.pl --strict on kernel sources
+#   make lint            checkpatch --strict on the kernel sources; the
+#                        module built against every supported kernel with
+#                        W=1 and sparse, warnings are errors (in make check)
 #   make install         libsacred, headers, CLI, man pages, sacred.pc
 #
 # KVER selects the kernel the module is built for and the VM boots
@@ -44,7 +44,6 @@ LDLIBS	+= $(NL_LIBS) -lrdmacm -libverbs -lsodium
 LINUX_SRC_TAR ?= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
 KFILES	:= build/linux
 HARNESS	:= $(KFILES)/tools/testing/selftests/kselftest_harness.h
-CHECKPATCH := $(KFILES)/scripts/checkpatch.pl
 
 LIB_SRCS   := $(wildcard lib/*.c)
 LIB_OBJS   := $(LIB_SRCS:.c=.o)
@@ -62,7 +61,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:.c=)
 
 .PHONY: all module lib tools unit selftests benchprogs examples bench bench-check check check-unit check-vm model demo \
-	kcompat checkpatch install uninstall dkms-install clean deps kfiles
+	lint kcompat checkpatch install uninstall dkms-install clean deps kfiles
 
 all: module lib tools unit selftests benchprogs examples
 
@@ -226,19 +225,10 @@ demo:
 	$(MAKE) all
 	scripts/demo $(if $(KVER),--kver $(KVER))
 
-kcompat: $(HARNESS)
-	@set -e; for v in $(KVERS_COMPAT); do \
-		d=build/kcompat/$$v; rm -rf $$d; mkdir -p $$d/kmod $$d/include; \
-		cp kmod/*.c kmod/*.h kmod/Kbuild $$d/kmod/; cp -r include/uapi $$d/include/; \
-		echo "kcompat: $$v"; \
-		$(MAKE) -s -C /lib/modules/$$v/build M=$(CURDIR)/$$d/kmod W=1 \
-			KCFLAGS=-Werror modules > $$d/build.log 2>&1 || { cat $$d/build.log; exit 1; }; \
-		if grep -q 'warning:' $$d/build.log; then cat $$d/build.log; exit 1; fi; \
-	done; echo "kcompat: ok ($(KVERS_COMPAT))"
-
-checkpatch: $(HARNESS)
-	perl $(CHECKPATCH) --no-tree --strict --terse --show-types -f \
-		$(filter-out %.mod.c,$(wildcard kmod/*.c)) kmod/*.h include/uapi/linux/sacred.h
+# checkpatch --strict, and W=1 -Werror + sparse builds against every
+# supported kernel; kcompat and checkpatch are the older names.
+lint kcompat checkpatch: $(HARNESS)
+	KVERS="$(KVERS_COMPAT)" scripts/check-lint
 
 install: lib tools
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/linux \
