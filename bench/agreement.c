@@ -260,43 +260,8 @@ static double decide(struct sacred_rmem *rm, int alg, uint32_t region)
 	return t;
 }
 
-/*
- * lib/cq.c is growing its robust backup (issue 6), which changes the
- * instance's regions: with it, sacred_cq_setup() creates them (1 + 3n);
- * before it, the fast path's 1 + n are made here. SACRED_CQ_CARRY_INPUT
- * comes with the new API.
- */
-#ifdef SACRED_CQ_CARRY_INPUT
+/* A Cheap Quorum instance: the leader region and three per process. */
 #define CQ_REGIONS	(1 + 3 * NR_PROCS)
-#else
-#define CQ_REGIONS	(1 + NR_PROCS)
-#endif
-
-#ifndef SACRED_CQ_CARRY_INPUT
-/* Cheap Quorum region @id on every memory: @writer read-write, others read. */
-static void region_cq(struct sacred_ctrl *ctrl, const struct sacred_mem_info *mem,
-		      uint32_t id, uint8_t policy, unsigned int writer)
-{
-	struct sacred_acl_entry acl[NR_PROCS];
-	unsigned int i;
-	int ret;
-
-	for (i = 0; i < NR_PROCS; i++)
-		acl[i] = (struct sacred_acl_entry){
-			.process_id = CQ_PID(i),
-			.access = i == writer ? RW : SACRED_ACCESS_READ,
-		};
-	for (i = 0; i < NR_MEMS; i++) {
-		ret = sacred_region_new(ctrl, mem[i].id, id, 4096, policy,
-					NULL);
-		if (!ret)
-			ret = sacred_region_set_acl(ctrl, mem[i].id, id, acl,
-						    NR_PROCS);
-		if (ret)
-			die("creating Cheap Quorum regions", ret);
-	}
-}
-#endif
 
 /*
  * The three Cheap Quorum processes: threads, each with its own replicated
@@ -379,30 +344,21 @@ static double cq_decide(struct sacred_ctrl *ctrl,
 			const struct sacred_mem_info *mem, uint32_t base,
 			double *bz, double *all)
 {
+	struct sacred_cq_attr ca = {
+		.base_region = base,
+		.leader_pid = CQ_PID(0),
+		.value_max = CQ_VALUE_MAX,
+	};
 	double first = 1e300, last = 0;
+	uint32_t ids[NR_MEMS];
 	unsigned int i;
 	int ret;
 
-#ifdef SACRED_CQ_CARRY_INPUT
-	{
-		struct sacred_cq_attr ca = {
-			.base_region = base,
-			.leader_pid = CQ_PID(0),
-			.value_max = CQ_VALUE_MAX,
-		};
-		uint32_t ids[NR_MEMS];
-
-		for (i = 0; i < NR_MEMS; i++)
-			ids[i] = mem[i].id;
-		ret = sacred_cq_setup(ctrl, ids, NR_MEMS, &ca, NR_PROCS);
-		if (ret)
-			die("sacred_cq_setup", ret);
-	}
-#else
-	region_cq(ctrl, mem, base, SACRED_POLICY_REVOKE_ONLY, 0);
-	for (i = 0; i < NR_PROCS; i++)
-		region_cq(ctrl, mem, base + 1 + i, SACRED_POLICY_SWMR, i);
-#endif
+	for (i = 0; i < NR_MEMS; i++)
+		ids[i] = mem[i].id;
+	ret = sacred_cq_setup(ctrl, ids, NR_MEMS, &ca, NR_PROCS);
+	if (ret)
+		die("sacred_cq_setup", ret);
 	for (i = 0; i < NR_PROCS; i++)
 		cqp[i].base = base;
 	pthread_barrier_wait(&cq_go);

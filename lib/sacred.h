@@ -1,11 +1,24 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause */
 /*
- * libsacred - the public API.
+ * libsacred - the public API, all of it in this one header, bottom up:
  *
- * Control part (this file, for now): talks to sacred.ko over the generic
- * netlink family "sacred" (libnl-genl-3). Handles are opaque; every call
- * returns 0 or a negative errno. When the kernel attached an extended-ack
- * message to an error, sacred_ctrl_errmsg() returns it until the next call.
+ *   control        sacred.ko's generic netlink family "sacred" (lib/ctrl.c,
+ *                  libnl-genl-3): instances, regions, ACLs, changes, events
+ *   data path      one RC connection to one memory instance (lib/conn.c):
+ *                  READ, WRITE, atomics, changePermission; synchronous and
+ *                  asynchronous
+ *   replicated     the same regions on m memories used as one (lib/rmem.c)
+ *   memory
+ *   primitives     cells, slots, the shared state table and registers
+ *                  (lib/cell.c, slots.c, sst.c, register.c)
+ *   agreement      Protected Memory Paxos and Disk Paxos (lib/pmp.c), the
+ *                  replicated log with fail-over (lib/log.c)
+ *   Byzantine      Ed25519 keys, non-equivocating broadcast (lib/neb.c),
+ *                  Cheap Quorum with its robust backup (lib/cq.c)
+ *
+ * Handles are opaque; every call returns 0 or a negative errno. When the
+ * kernel attached an extended-ack message to an error,
+ * sacred_ctrl_errmsg() returns it until the next call.
  */
 #ifndef _SACRED_H
 #define _SACRED_H
