@@ -12,13 +12,15 @@
 # line saying whether valgrind found invalid accesses, uses of undefined
 # values or leaks (definite or indirect) in any test's process. Set
 # SACRED_VALGRIND="" to skip them; they are skipped without valgrind.
+# Under valgrind, SACRED_CONN_TIMEOUT_MS stretches connection timeouts and
+# SACRED_TEST_SLOW=4 the protocol clocks the tests race (sacred_test.h).
 cd "$(dirname "$0")" || exit 1
 rc=0
 
 valgrind_run() { # valgrind_run PROGRAM
 	log=$(mktemp)
 	echo "# selftest: $1-valgrind"
-	SACRED_CONN_TIMEOUT_MS=30000 valgrind -q --error-exitcode=99 \
+	SACRED_CONN_TIMEOUT_MS=30000 SACRED_TEST_SLOW=4 valgrind -q --error-exitcode=99 \
 		--leak-check=full --show-leak-kinds=definite,indirect \
 		--errors-for-leak-kinds=definite,indirect \
 		--log-file="$log" "./$1"

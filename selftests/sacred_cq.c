@@ -77,13 +77,13 @@ FIXTURE_SETUP(cq)
 		.base_region = CQ_BASE,
 		.leader_pid = PID(0),
 		.value_max = VALUE_MAX,
-		.timeout_ms = 500,
+		.timeout_ms = 500 * test_slow(),
 		/*
 		 * Backup steps wait 2 s (x round + 1): long enough that the
 		 * late Byzantine P0's round-0 proposal is seen and refused
 		 * even on a loaded TCG host.
 		 */
-		.round_ms = 2000,
+		.round_ms = 2000 * test_slow(),
 	};
 	ASSERT_EQ(0, sacred_cq_setup(self->ctrl, ids, NR_MEMS, &ca0,
 				     NR_PROCS));
@@ -124,16 +124,47 @@ FIXTURE_TEARDOWN(cq)
 
 struct proposer {
 	struct sacred_cq *cq;
+	const struct sacred_mem_info *mem;	/* for wait_revoked */
 	char in[VALUE_MAX];
 	char out[VALUE_MAX + 1];
 	int ret;
 	int help;		/* sacred_cq_help()'s result, or 1: not run */
-	unsigned int delay_ms;	/* wait before proposing */
-	int help_ms;		/* how long to help; 0: 8000 */
+	unsigned int delay_ms;	/* wait before proposing (x test_slow()) */
+	bool wait_revoked;	/* wait until a panic revoked the leader */
+	int help_ms;		/* how long to help; 0: 8000 (x test_slow()) */
 	bool helper;		/* decided before: only help */
 	struct sacred_cq_stats st;
 	struct sacred_cq_stats st_help;	/* after helping */
 };
+
+/*
+ * Wait until the leader has lost write on its region at a quorum of the
+ * memories - somebody panicked - or 60 s passed. With its own netlink
+ * socket: the threads of a test share nothing else.
+ */
+static void wait_leader_revoked(const struct sacred_mem_info *mem)
+{
+	struct sacred_acl_entry acl[NR_PROCS];
+	struct sacred_ctrl *ctrl;
+	unsigned int i, j, n, gone = 0;
+	int tries;
+
+	if (sacred_ctrl_open(&ctrl))
+		return;
+	for (tries = 0; tries < 6000 && gone < NR_MEMS / 2 + 1; tries++) {
+		usleep(10000);
+		for (i = 0, gone = 0; i < NR_MEMS; i++) {
+			if (sacred_region_get_acl(ctrl, mem[i].id, CQ_BASE, acl,
+						  NR_PROCS, &n, NULL))
+				continue;
+			for (j = 0; j < n && j < NR_PROCS; j++)
+				if (acl[j].process_id == PID(0) &&
+				    !(acl[j].access_cur & SACRED_ACCESS_WRITE))
+					gone++;
+		}
+	}
+	sacred_ctrl_close(ctrl);
+}
 
 static void *propose_thread(void *arg)
 {
@@ -141,8 +172,10 @@ static void *propose_thread(void *arg)
 	size_t len = 0;
 
 	p->help = 1;
+	if (p->wait_revoked)
+		wait_leader_revoked(p->mem);
 	if (p->delay_ms)
-		usleep(p->delay_ms * 1000);
+		usleep(p->delay_ms * 1000 * test_slow());
 	if (!p->helper) {
 		p->ret = sacred_cq_propose(p->cq, p->in, strlen(p->in) + 1,
 					   p->out, VALUE_MAX, &len);
@@ -151,7 +184,8 @@ static void *propose_thread(void *arg)
 	}
 	/* Stay for the others: they may need us for a quorum. */
 	if (!p->ret)
-		p->help = sacred_cq_help(p->cq, p->help_ms ? p->help_ms : 8000);
+		p->help = sacred_cq_help(p->cq, (p->help_ms ? p->help_ms : 8000) *
+					 test_slow());
 	sacred_cq_stats(p->cq, &p->st_help);
 	return NULL;
 }
@@ -330,8 +364,9 @@ TEST_F(cq, fast_decision_survives_a_lying_leader)
 }
 
 /*
- * The leader stays silent in the fast path, then joins the backup and,
- * as round 0's leader, proposes "evil", which nobody carried: refused.
+ * The leader stays silent in the fast path until the others panicked,
+ * then joins the backup and, as round 0's leader, proposes "evil", which
+ * nobody carried: refused.
  * The decision is one of the carried values, never "evil".
  */
 TEST_F(cq, unjustified_proposal_is_refused)
@@ -349,7 +384,8 @@ TEST_F(cq, unjustified_proposal_is_refused)
 		p[i] = (struct proposer){ .cq = self->cq[i] };
 		snprintf(p[i].in, sizeof(p[i].in), "value of P%u", i);
 	}
-	p[0].delay_ms = 800;
+	p[0].mem = self->mem;
+	p[0].wait_revoked = true;
 	run(self, p, 7);
 	expect_one_of(_metadata, p, 6, in, 3);
 	EXPECT_STRNE("evil", p[1].out);
@@ -476,7 +512,8 @@ TEST_F(cq, withheld_copy_and_unproven_proposal_are_refused)
 	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[1], SACRED_CQ_BAD_PROPOSE,
 					 "evil", 5));
 	p[1] = (struct proposer){ .cq = self->cq[1], .in = "P1",
-				  .delay_ms = 700, .help_ms = 40000 };
+				  .mem = self->mem, .wait_revoked = true,
+				  .help_ms = 40000 };
 	p[2] = (struct proposer){ .cq = self->cq[2], .in = "P2",
 				  .help_ms = 40000 };
 	run(self, p, 7);
@@ -506,7 +543,8 @@ TEST_F(cq, forged_leader_signature_is_refused)
 	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[1],
 					 SACRED_CQ_FORGED_CARRY, "evil", 5));
 	p[1] = (struct proposer){ .cq = self->cq[1], .in = "P1",
-				  .delay_ms = 700, .help_ms = 4000 };
+				  .mem = self->mem, .wait_revoked = true,
+				  .help_ms = 4000 };
 	p[2] = (struct proposer){ .cq = self->cq[2], .in = "P2",
 				  .help_ms = 4000 };
 	run(self, p, 7);

@@ -71,6 +71,21 @@ static inline const char *env_word(const char *var, int i, char *buf,
 	return NULL;
 }
 
+/*
+ * How many times slower than usual this run is: SACRED_TEST_SLOW, 1 to
+ * 100 (default 1). selftests/run.sh sets it for the valgrind pass. A test
+ * whose scenario is timed against a protocol's clock (a follower that
+ * must time out before the leader shows up) stretches both by it; a
+ * scenario that can be sequenced by events instead should be.
+ */
+static inline unsigned int test_slow(void)
+{
+	const char *s = getenv("SACRED_TEST_SLOW");
+	long v = s ? strtol(s, NULL, 10) : 1;
+
+	return v < 1 ? 1 : v > 100 ? 100 : (unsigned int)v;
+}
+
 #ifdef _SACRED_H
 /*
  * Region @id of @size bytes with @policy on each of the @nr_mems
