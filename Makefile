@@ -6,6 +6,7 @@
 #                        unit tests and kselftests
 #   make check           host unit tests, spin checks of the PMP model,
 #                        kselftests in a SoftRoCE VM
+#   make check-valgrind  every libsacred kselftest under valgrind
 #   make model           the spin checks of the PMP model only
 #   make demo            boot the VM and show sacred on rxe devices
 #   make lint            checkpatch --strict on the kernel sources; the
@@ -60,7 +61,7 @@ EX_BINS	   := $(EX_SRCS:.c=)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:.c=)
 
-.PHONY: all module lib tools unit selftests benchprogs examples bench bench-check check check-unit check-vm model demo \
+.PHONY: all module lib tools unit selftests benchprogs examples bench bench-check check check-unit check-valgrind check-vm model demo \
 	lint kcompat checkpatch install uninstall dkms-install clean deps kfiles
 
 all: module lib tools unit selftests benchprogs examples
@@ -184,6 +185,17 @@ check:
 
 check-unit: unit
 	scripts/check --unit-only
+
+# Every kselftest built on libsacred under valgrind, and nothing else
+# (make check runs six of them again; the log, KV and Cheap Quorum ones
+# race clocks and take minutes under valgrind: Documentation/testing.rst).
+VALGRIND_SUITES := sacred_conn sacred_io sacred_rmem sacred_prims \
+	sacred_consensus sacred_log sacred_kv sacred_neb sacred_cq
+check-valgrind:
+	scripts/deps
+	$(MAKE) all
+	SACRED_SELFTESTS=none SACRED_VALGRIND="$(VALGRIND_SUITES)" \
+		scripts/check --vm-only --no-multivm $(if $(KVER),--kver $(KVER))
 
 # The multi-VM test alone (scripts/vm-multi, Documentation/testing.rst):
 # the replicated log on memories in three VMs, one killed mid-run. make
