@@ -8,7 +8,7 @@
  * torn in memory (measured on rxe: the module counts such revokes as
  * "raced"). The memory cannot tell; the reader must. A cell carries a
  * sequence number, the writer's process id, the payload length and a
- * 64-bit BLAKE2b digest of all of them and of the payload, so a torn,
+ * 64-bit SipHash-2-4 digest of all of them and of the payload, so a torn,
  * stale-length or garbage cell is recognised and never taken as valid.
  *
  * Layout (little-endian), SACRED_CELL_HDR bytes of header then payload:
@@ -16,7 +16,8 @@
  *   0  __le64 seq     0 is never written: an all-zero cell is "empty"
  *   8  __le32 pid
  *  12  __le32 len     payload bytes
- *  16  u8 sum[8]      BLAKE2b-64 over bytes 0..15 and the payload
+ *  16  u8 sum[8]      SipHash-2-4 of bytes 0..15 and of the payload's
+ *                     SipHash-2-4 (cell_sum())
  *
  * Pure functions, no I/O; host unit tests in tests/unit/test_cell.c.
  */
@@ -31,23 +32,33 @@
 
 #define CELL_SUM_LEN	8
 
+/*
+ * SipHash-2-4 (libsodium's crypto_shorthash) under a fixed, public key,
+ * in two steps because the digest sits between the header and the
+ * payload: sum = H(header || H(payload)). A keyed PRF with a known key is
+ * no MAC - cells guard against torn and stale bytes, not against forgers
+ * (the Byzantine layers sign) - and it is 5x cheaper than the BLAKE2b-64
+ * cells had before on a native CPU, 40x in the TCG guest the tests run in
+ * (1 KiB: 0.5 us against 19 us), where it was a sixth of a PMP decision.
+ */
+static const unsigned char cell_key[crypto_shorthash_KEYBYTES] =
+	"sacred cell v2";
+
 static void cell_sum(const uint8_t *hdr, const void *data, size_t len,
 		     uint8_t *sum)
 {
-	crypto_generichash_state st;
+	uint8_t in[16 + CELL_SUM_LEN];
 
 	/*
 	 * Idempotent and cheap once done; picks the fastest implementation.
 	 * Its failure (no random source) does not matter to a hash.
 	 */
 	if (sodium_init() < 0) {
-		/* go on: BLAKE2b needs no randomness */
+		/* go on: SipHash needs no randomness */
 	}
-	crypto_generichash_init(&st, NULL, 0, CELL_SUM_LEN);
-	crypto_generichash_update(&st, hdr, 16);
-	if (len)
-		crypto_generichash_update(&st, data, len);
-	crypto_generichash_final(&st, sum, CELL_SUM_LEN);
+	memcpy(in, hdr, 16);
+	crypto_shorthash(in + 16, data, len, cell_key);
+	crypto_shorthash(sum, in, sizeof(in), cell_key);
 }
 
 /**
