@@ -3,7 +3,8 @@
 #
 # Run the sacred kselftests in order, inside the SoftRoCE VM (scripts/vm-run
 # loads the module and creates the rxe devices first). Each program prints
-# its own TAP; scripts/check merges them into one stream.
+# its own TAP; scripts/check merges them into one stream. A program may be
+# a script: "sacred_cli" runs ./sacred_cli.sh when there is no ./sacred_cli.
 #
 # sacred_module runs last: it unloads and reloads the module.
 #
@@ -38,7 +39,9 @@ valgrind_run() { # valgrind_run PROGRAM
 
 for t in ${SACRED_SELFTESTS:-sacred_netlink sacred_dev sacred_mem sacred_region sacred_conn sacred_io sacred_rmem sacred_prims sacred_consensus sacred_log sacred_kv sacred_neb sacred_cq sacred_lifecycle sacred_wire sacred_auth sacred_perm sacred_revoke sacred_nlfuzz sacred_module}; do
 	echo "# selftest: $t"
-	"./$t" || rc=1
+	p=./$t
+	[ -e "$p" ] || [ ! -e "$p.sh" ] || p=$p.sh
+	"$p" || rc=1
 done
 if command -v valgrind > /dev/null; then
 	for t in ${SACRED_VALGRIND-sacred_conn sacred_io sacred_rmem}; do
