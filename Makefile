@@ -92,6 +92,9 @@ tools: tools/sacred tools/kv/sacred-kv
 tools/%.o: tools/%.c $(wildcard tools/*.h) lib/sacred.h include/uapi/linux/sacred.h
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+# sacred -V prints the version of the package it was built from.
+tools/sacred.o: CFLAGS += -DSACRED_VERSION='"$(VERSION)"'
+
 tools/kv/sacred-kv: tools/kv/sacred-kv.c tools/kv/kv.h lib/libsacred.a
 	$(CC) $(CFLAGS) -Itools/kv -o $@ $< lib/libsacred.a $(LDLIBS)
 

@@ -3,7 +3,8 @@
 #
 # Run the sacred kselftests in order, inside the SoftRoCE VM (scripts/vm-run
 # loads the module and creates the rxe devices first). Each program prints
-# its own TAP; scripts/check merges them into one stream.
+# its own TAP; scripts/check merges them into one stream. A program may be
+# a script: "sacred_cli" runs ./sacred_cli.sh when there is no ./sacred_cli.
 #
 # sacred_module runs last: it unloads and reloads the module.
 #
@@ -41,10 +42,12 @@ valgrind_run() { # valgrind_run PROGRAM
 
 # SACRED_SELFTESTS=none runs none of them (make check-valgrind).
 [ "${SACRED_SELFTESTS:-}" = none ] && SACRED_SELFTESTS=" "
-for t in ${SACRED_SELFTESTS:-sacred_netlink sacred_dev sacred_mem sacred_region sacred_conn sacred_io sacred_rmem sacred_prims sacred_consensus sacred_log sacred_kv sacred_neb sacred_cq sacred_lifecycle sacred_wire sacred_auth sacred_perm sacred_revoke sacred_nlfuzz sacred_module}; do
+for t in ${SACRED_SELFTESTS:-sacred_netlink sacred_dev sacred_mem sacred_region sacred_conn sacred_io sacred_rmem sacred_prims sacred_consensus sacred_log sacred_kv sacred_neb sacred_cq sacred_lifecycle sacred_wire sacred_auth sacred_perm sacred_revoke sacred_nlfuzz sacred_cli sacred_module}; do
 	echo "# selftest: $t"
+	p=./$t
+	[ -e "$p" ] || [ ! -e "$p.sh" ] || p=$p.sh
 	t0=$(date +%s)
-	"./$t" || rc=1
+	"$p" || rc=1
 	echo "# $t: $(($(date +%s) - t0)) s"
 done
 if command -v valgrind > /dev/null; then

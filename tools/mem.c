@@ -25,6 +25,7 @@ enum mem_arg {
 	MEM_ARG_ID,
 	MEM_ARG_CAP,
 	MEM_ARG_KEY,
+	MEM_ARG_STATE,
 };
 
 static const char *const mem_arg_names[] = {
@@ -35,6 +36,7 @@ static const char *const mem_arg_names[] = {
 	[MEM_ARG_ID] = "id",
 	[MEM_ARG_CAP] = "cap",
 	[MEM_ARG_KEY] = "key",
+	[MEM_ARG_STATE] = "state",
 };
 
 static const struct cli_word mem_add_args[] = {
@@ -44,6 +46,14 @@ static const struct cli_word mem_add_args[] = {
 	{ "port", MEM_ARG_PORT },
 	{ "cmport", MEM_ARG_PORT },
 	{ "id", MEM_ARG_ID },
+	{ "cap", MEM_ARG_CAP },
+	{ "key", MEM_ARG_KEY },
+	{ NULL, 0 },
+};
+
+/* What "set" takes after the instance's id. */
+static const struct cli_word mem_set_args[] = {
+	{ "state", MEM_ARG_STATE },
 	{ "cap", MEM_ARG_CAP },
 	{ "key", MEM_ARG_KEY },
 	{ NULL, 0 },
@@ -301,17 +311,25 @@ static int mem_del(struct cli *cli, int argc, char **argv)
 	return ret ? cli_fail(cli, ret) : SACRED_EXIT_OK;
 }
 
-/* set [ id ] ID { state up|down | cap SIZE }... : crash emulation, cap. */
+/*
+ * set [ id ] ID { state up|down | cap SIZE | key KEYFILE|none }... : crash
+ * emulation, cap, master key. The keywords are looked up as those of
+ * "add": abbreviated, each at most once.
+ */
 static int mem_set(struct cli *cli, int argc, char **argv)
 {
 	uint8_t key[SACRED_KEY_MAX + 1];
 	struct sacred_mem_info info;
+	unsigned int seen = 0;
 	bool set_key = false;
 	size_t key_len = 0;
 	uint64_t cap = 0;
 	uint8_t state = 0;
+	const char *name;
+	const char *val;
 	uint32_t id;
 	int i, ret;
+	int arg;
 
 	if (argc >= 2 && !strcmp(argv[0], "id")) {
 		argc--;
@@ -323,33 +341,46 @@ static int mem_set(struct cli *cli, int argc, char **argv)
 		return cli_usage(cli, "invalid id \"%s\" (0-%u)", argv[0],
 				 SACRED_MEM_ID_ANY - 1);
 	for (i = 1; i < argc; i += 2) {
+		arg = word_lookup(mem_set_args, argv[i]);
+		if (arg == WORD_UNKNOWN)
+			return cli_usage(cli, "unknown argument \"%s\"",
+					 argv[i]);
+		if (arg == WORD_AMBIGUOUS)
+			return cli_usage(cli, "ambiguous argument \"%s\"",
+					 argv[i]);
+		name = mem_arg_names[arg];
+		if (seen & (1u << arg))
+			return cli_usage(cli, "\"%s\" given twice", name);
+		seen |= 1u << arg;
 		if (i + 1 >= argc)
-			return cli_usage(cli, "\"%s\" needs a value", argv[i]);
-		if (!strcmp(argv[i], "state")) {
-			if (!strcmp(argv[i + 1], "up"))
+			return cli_usage(cli, "\"%s\" needs a value", name);
+		val = argv[i + 1];
+
+		switch (arg) {
+		case MEM_ARG_STATE:
+			if (!strcmp(val, "up"))
 				state = SACRED_MEM_UP;
-			else if (!strcmp(argv[i + 1], "down"))
+			else if (!strcmp(val, "down"))
 				state = SACRED_MEM_DOWN;
 			else
 				return cli_usage(cli,
 						 "invalid state \"%s\" (up or down)",
-						 argv[i + 1]);
-		} else if (!strcmp(argv[i], "key")) {
+						 val);
+			break;
+		case MEM_ARG_KEY:
 			set_key = true;
-			if (strcmp(argv[i + 1], "none")) {
-				ret = mem_read_key(cli, argv[i + 1], key,
-						   &key_len);
+			if (strcmp(val, "none")) {
+				ret = mem_read_key(cli, val, key, &key_len);
 				if (ret)
 					return ret;
 			}
-		} else if (!strcmp(argv[i], "cap")) {
-			if (parse_size(argv[i + 1], &cap) || !cap)
+			break;
+		case MEM_ARG_CAP:
+			if (parse_size(val, &cap) || !cap)
 				return cli_usage(cli,
 						 "invalid cap \"%s\" (bytes, or with k, m or g: 512m, 2g)",
-						 argv[i + 1]);
-		} else {
-			return cli_usage(cli, "unknown argument \"%s\"",
-					 argv[i]);
+						 val);
+			break;
 		}
 	}
 	if (!state && !cap && !set_key)

@@ -40,7 +40,8 @@ static const struct cli_word peer_show_args[] = {
  * @seen: ARG(PEER_ARG_*) of the arguments given
  * @mem_id: "mem"
  * @pid: "pid"
- * @found: peers printed
+ * @found: peers printed, or with "pid", found
+ * @match: with "pid", the peer found, printed after the dump
  */
 struct peer_show {
 	struct cli *cli;
@@ -48,6 +49,7 @@ struct peer_show {
 	uint32_t mem_id;
 	uint32_t pid;
 	unsigned int found;
+	struct sacred_peer_info match;
 };
 
 static int peer_help(struct cli *cli, int argc, char **argv)
@@ -97,9 +99,18 @@ static int peer_show_one(const struct sacred_peer_info *info, void *arg)
 {
 	struct peer_show *show = arg;
 
-	if ((show->seen & ARG(PEER_ARG_PID)) &&
-	    info->process_id != show->pid)
+	/*
+	 * One process: kept, and printed once the dump is over, so that a
+	 * process the instance does not know prints nothing at all - not
+	 * even the "[]" of -j - before the error.
+	 */
+	if (show->seen & ARG(PEER_ARG_PID)) {
+		if (info->process_id == show->pid) {
+			show->match = *info;
+			show->found++;
+		}
 		return 0;
+	}
 	peer_print(show->cli, info);
 	show->found++;
 	return 0;
@@ -182,20 +193,30 @@ static int peer_show(struct cli *cli, int argc, char **argv)
 		mem_id = show.mem_id;
 	}
 
+	if (show.seen & ARG(PEER_ARG_PID)) {
+		ret = sacred_peer_list(cli->ctrl, mem_id, peer_show_one, &show);
+		if (ret)
+			return cli_fail(cli, ret);
+		if (!show.found) {
+			fprintf(stderr,
+				"sacred: peer show: process %u is not known to memory instance %u\n",
+				show.pid, show.mem_id);
+			return SACRED_EXIT_FAIL;
+		}
+		if (cli->jw)
+			json_arr_open(cli->jw);
+		peer_print(cli, &show.match);
+		if (cli->jw)
+			json_arr_close(cli->jw);
+		return SACRED_EXIT_OK;
+	}
+
 	if (cli->jw)
 		json_arr_open(cli->jw);
 	ret = sacred_peer_list(cli->ctrl, mem_id, peer_show_one, &show);
 	if (cli->jw)
 		json_arr_close(cli->jw);
-	if (ret)
-		return cli_fail(cli, ret);
-	if ((show.seen & ARG(PEER_ARG_PID)) && !show.found) {
-		fprintf(stderr,
-			"sacred: peer show: process %u is not known to memory instance %u\n",
-			show.pid, show.mem_id);
-		return SACRED_EXIT_FAIL;
-	}
-	return SACRED_EXIT_OK;
+	return ret ? cli_fail(cli, ret) : SACRED_EXIT_OK;
 }
 
 int cmd_peer(struct cli *cli, int argc, char **argv)

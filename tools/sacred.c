@@ -166,6 +166,20 @@ static int run(struct cli *cli, int argc, char **argv)
 	return obj->func(cli, argc - 1, argv + 1);
 }
 
+/*
+ * Everything printed must have reached standard output: a full disk or a
+ * closed pipe turns a success into a failure, said on standard error.
+ */
+static int cli_flush(int ret)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "sacred: write error on standard output\n");
+		if (ret == SACRED_EXIT_OK)
+			ret = SACRED_EXIT_FAIL;
+	}
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option long_options[] = {
@@ -189,10 +203,10 @@ int main(int argc, char **argv)
 			printf("sacred utility, libsacred %s, netlink family \"%s\" version %u\n",
 			       SACRED_VERSION, SACRED_GENL_NAME,
 			       SACRED_GENL_VERSION);
-			return SACRED_EXIT_OK;
+			return cli_flush(SACRED_EXIT_OK);
 		case 'h':
 			usage(stdout);
-			return SACRED_EXIT_OK;
+			return cli_flush(SACRED_EXIT_OK);
 		case 'j':
 			cli.json = true;
 			break;
@@ -223,11 +237,5 @@ int main(int argc, char **argv)
 
 	json_free(cli.jw);
 	sacred_ctrl_close(cli.ctrl);
-
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "sacred: write error on standard output\n");
-		if (ret == SACRED_EXIT_OK)
-			ret = SACRED_EXIT_FAIL;
-	}
-	return ret;
+	return cli_flush(ret);
 }
