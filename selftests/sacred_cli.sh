@@ -436,6 +436,11 @@ case_memory_errors() {
 	# A cap below what the regions use.
 	ok region add mem 7584 size 32k || return
 	err 1 'Device or resource busy: cap below the memory its regions use' memory set 7584 cap 16k
+	# With a key too: refused as a whole, the key not set either.
+	head -c 32 /dev/urandom > "$T/key32c"
+	err 1 'Device or resource busy: cap below the memory its regions use' memory set 7584 key "$T/key32c" cap 16k
+	ok -j memory show 7584 && expect "keyed after a refused key and cap" "$(js '.[0].keyed')" false
+	rm -f "$T/key32c"
 	err 1 'No space left on device: region would exceed the instance' region add mem 7584 size 64k
 	ok -j memory show 7584 &&
 		expect "7584 after refused cap" "$(js '.[0] | [.cap, .used, .regions] | map(tostring) | join(" ")' | tr -d '"')" "65536 32768 1"

@@ -387,20 +387,25 @@ static int mem_set(struct cli *cli, int argc, char **argv)
 		return cli_usage(cli,
 				 "nothing to set: \"state\", \"cap\" or \"key\"");
 
+	/*
+	 * Two requests, the key last: the kernel may refuse a state or a
+	 * cap (cap below what the regions use) but not a key of a length
+	 * checked above, so a refused command changes nothing.
+	 */
 	ret = cli_open(cli);
-	if (ret)
-		return ret;
-	if (set_key) {
-		ret = sacred_mem_set_key(cli->ctrl, id,
-					 key_len ? key : NULL, key_len);
+	if (ret) {
 		memset(key, 0, sizeof(key));
-		if (ret)
-			return cli_fail(cli, ret);
+		return ret;
 	}
 	if (state || cap)
-		ret = sacred_mem_set(cli->ctrl, id, state, cap, &info);
-	else
-		ret = sacred_mem_get(cli->ctrl, id, &info);
+		ret = sacred_mem_set(cli->ctrl, id, state, cap, NULL);
+	if (!ret && set_key)
+		ret = sacred_mem_set_key(cli->ctrl, id,
+					 key_len ? key : NULL, key_len);
+	memset(key, 0, sizeof(key));
+	if (ret)
+		return cli_fail(cli, ret);
+	ret = sacred_mem_get(cli->ctrl, id, &info);
 	if (ret)
 		return cli_fail(cli, ret);
 	return mem_print_one(cli, &info);
