@@ -614,18 +614,50 @@ static int cq_alloc_peers(struct sacred_cq *cq)
 	return 0;
 }
 
+/*
+ * The leader's signed value, if one is there: into cq->buf / @r.
+ * Returns 0; -EAGAIN (nothing there); -EBADMSG (not a value the leader
+ * signed); replicated-memory errors.
+ */
+static int cq_read_leader(struct sacred_cq *cq, struct cq_rec *r)
+{
+	struct sacred_cell_view v;
+	int ret;
+
+	cq->stats.round_trips++;
+	ret = sacred_slots_read(cq->leader, 0, cq->buf, CQ_HDR +
+				cq->a.value_max, &v);
+	if (ret == -ENODATA)
+		return -EAGAIN;
+	if (ret == -ENOSPC)
+		return -EBADMSG;
+	if (ret)
+		return ret;
+	if (!cq_parse(cq, cq->buf, v.len, r) ||
+	    !cq_leader_sig_ok(cq, r->val, r->len, r->lsig))
+		return -EBADMSG;
+	return 0;
+}
+
 /**
  * sacred_cq_open() - join a Byzantine consensus instance
  * @attr: see &struct sacred_cq_attr
  * @cqp: on success, the handle
  *
+ * The leader reads the leader region before it returns: a value it signed
+ * there with an earlier handle (before a crash and restart) is the one it
+ * proposes - it never signs a second. The read also gets the connections
+ * going before the first timed operation, as sacred_pmp_open()'s does.
+ *
  * Return: 0; -EINVAL; -ENOMEM; -EPERM when this process cannot write its
  * own regions (or, as the leader, the leader region); the errors of
- * sacred_slots_open() and sacred_neb_open().
+ * sacred_slots_open() and sacred_neb_open(); as the leader, the errors of
+ * reading the leader region (a quorum must answer).
  */
 int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 {
 	struct sacred_neb_attr na;
+	struct cq_rec lr;
 	unsigned int p, n;
 	struct sacred_cq *cq;
 	size_t rec;
@@ -706,6 +738,18 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 	    !sacred_slots_writer(cq->commit[cq->me]) ||
 	    (cq->me == 0 && !sacred_slots_writer(cq->leader)))
 		goto err;
+	if (cq->me == 0) {
+		ret = cq_read_leader(cq, &lr);
+		if (!ret) {
+			/* Signed before this handle: that value, again. */
+			memcpy(cq->lsig, lr.lsig, CQ_SIG);
+			memcpy(cq->copy, lr.val, lr.len);
+			cq->copy_len = lr.len;
+			cq->copied = true;
+		} else if (ret != -EAGAIN && ret != -EBADMSG) {
+			goto err;
+		}
+	}
 	*cqp = cq;
 	return 0;
 
@@ -739,31 +783,6 @@ void sacred_cq_close(struct sacred_cq *cq)
 	free(cq->bad_carry);
 	free(cq->bad_prop);
 	free(cq);
-}
-
-/*
- * The leader's signed value, if one is there: into cq->buf / @r.
- * Returns 0; -EAGAIN (nothing there); -EBADMSG (not a value the leader
- * signed); replicated-memory errors.
- */
-static int cq_read_leader(struct sacred_cq *cq, struct cq_rec *r)
-{
-	struct sacred_cell_view v;
-	int ret;
-
-	cq->stats.round_trips++;
-	ret = sacred_slots_read(cq->leader, 0, cq->buf, CQ_HDR +
-				cq->a.value_max, &v);
-	if (ret == -ENODATA)
-		return -EAGAIN;
-	if (ret == -ENOSPC)
-		return -EBADMSG;
-	if (ret)
-		return ret;
-	if (!cq_parse(cq, cq->buf, v.len, r) ||
-	    !cq_leader_sig_ok(cq, r->val, r->len, r->lsig))
-		return -EBADMSG;
-	return 0;
 }
 
 /* Has anyone panicked? */

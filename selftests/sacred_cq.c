@@ -16,7 +16,8 @@
  * leader's); a follower that withholds its copy and, leading a backup
  * round, proposes its own unproven value is refused; one that carries a
  * value with a forged leader signature is caught. Each time the backup
- * decides the leader's value.
+ * decides the leader's value. Last, a leader that decided and comes back
+ * with a fresh handle proposes the value it signed, not a second one.
  *
  * Regions: sacred_cq_setup() at CQ_BASE on every instance.
  */
@@ -49,6 +50,7 @@ FIXTURE(cq) {
 	struct sacred_bz_keys *keys[NR_PROCS];
 	struct sacred_rmem *rm[NR_PROCS];
 	struct sacred_cq *cq[NR_PROCS];
+	struct sacred_cq_attr ca[NR_PROCS];	/* to open a handle again */
 };
 
 FIXTURE_SETUP(cq)
@@ -101,6 +103,7 @@ FIXTURE_SETUP(cq)
 		ASSERT_EQ(0, sacred_rmem_create(&ra, &self->rm[i]));
 		ca.rm = self->rm[i];
 		ca.keys = self->keys[i];
+		self->ca[i] = ca;
 		ASSERT_EQ(0, sacred_cq_open(&ca, &self->cq[i]));
 	}
 }
@@ -552,6 +555,41 @@ TEST_F(cq, forged_leader_signature_is_refused)
 	EXPECT_TRUE(p[2].st.panicked);
 	EXPECT_EQ(2U, p[2].st.faulty);
 	TH_LOG("the Byzantine P1: %d \"%s\"", p[1].ret, p[1].out);
+}
+
+/*
+ * The leader decides, crashes and comes back with a fresh handle, which
+ * is asked to propose something else: it must propose, and decide, the
+ * value it signed before - a second signed value would be an
+ * equivocation of a correct leader - and the followers decide that value
+ * on the fast path without catching anybody.
+ */
+TEST_F(cq, restarted_leader_proposes_what_it_signed)
+{
+	static const char *const in[] = { LEADS };
+	struct proposer p[NR_PROCS];
+	size_t len;
+
+	leader_decides(_metadata, self, &p[0]);
+	sacred_cq_close(self->cq[0]);
+	self->cq[0] = NULL;
+	ASSERT_EQ(0, sacred_cq_open(&self->ca[0], &self->cq[0]));
+	ASSERT_EQ(0, sacred_cq_propose(self->cq[0], "another value", 14,
+				       p[0].out, VALUE_MAX, &len));
+	p[0].out[len < VALUE_MAX ? len : VALUE_MAX] = '\0';
+	EXPECT_STREQ(LEADS, p[0].out);
+	sacred_cq_stats(self->cq[0], &p[0].st);
+	EXPECT_TRUE(p[0].st.fast);
+	p[0] = (struct proposer){ .cq = self->cq[0], .in = LEADS,
+				  .helper = true };
+	p[1] = (struct proposer){ .cq = self->cq[1], .in = "P1" };
+	p[2] = (struct proposer){ .cq = self->cq[2], .in = "P2" };
+	run(self, p, 7);
+	expect_one_of(_metadata, p, 6, in, 1);
+	EXPECT_TRUE(p[1].st.fast);
+	EXPECT_TRUE(p[2].st.fast);
+	EXPECT_EQ(0U, p[1].st.faulty);
+	EXPECT_EQ(0U, p[2].st.faulty);
 }
 
 TEST_HARNESS_MAIN
