@@ -470,6 +470,20 @@ static void cq_carry(struct sacred_cq *cq, const void *v, size_t len,
 		memmove(cq->carry_lsig, lsig, CQ_SIG);
 }
 
+/*
+ * Remember @v, signed by the leader with @lsig, as the value this process
+ * holds and wrote (or is about to write): a follower's copy, the leader's
+ * own value (cq->copied).
+ */
+static void cq_hold_copy(struct sacred_cq *cq, const void *v, size_t len,
+			 const uint8_t *lsig)
+{
+	memmove(cq->lsig, lsig, CQ_SIG);
+	memmove(cq->copy, v, len);
+	cq->copy_len = len;
+	cq->copied = true;
+}
+
 /* Remember a certificate (value and signatures) as this process's. */
 static void cq_hold_cert(struct sacred_cq *cq, const void *v, size_t len,
 			 const uint8_t *cert)
@@ -646,8 +660,9 @@ static int cq_read_leader(struct sacred_cq *cq, struct cq_rec *r)
  *
  * The leader reads the leader region before it returns: a value it signed
  * there with an earlier handle (before a crash and restart) is the one it
- * proposes - it never signs a second. The read also gets the connections
- * going before the first timed operation, as sacred_pmp_open()'s does.
+ * proposes - it never signs a second. Like sacred_pmp_open()'s read and
+ * the panic's, it brings connections fenced by an earlier instance back
+ * (cq_again()).
  *
  * Return: 0; -EINVAL; -ENOMEM; -EPERM when this process cannot write its
  * own regions (or, as the leader, the leader region); the errors of
@@ -659,6 +674,7 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 	struct sacred_neb_attr na;
 	struct cq_rec lr;
 	unsigned int p, n;
+	int tries = 0;
 	struct sacred_cq *cq;
 	size_t rec;
 	int ret;
@@ -739,16 +755,15 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 	    (cq->me == 0 && !sacred_slots_writer(cq->leader)))
 		goto err;
 	if (cq->me == 0) {
-		ret = cq_read_leader(cq, &lr);
-		if (!ret) {
+		/* Connections fenced by an earlier instance come back too. */
+		do {
+			ret = cq_read_leader(cq, &lr);
+		} while (cq_again(cq, ret, &tries));
+		if (!ret)
 			/* Signed before this handle: that value, again. */
-			memcpy(cq->lsig, lr.lsig, CQ_SIG);
-			memcpy(cq->copy, lr.val, lr.len);
-			cq->copy_len = lr.len;
-			cq->copied = true;
-		} else if (ret != -EAGAIN && ret != -EBADMSG) {
+			cq_hold_copy(cq, lr.val, lr.len, lr.lsig);
+		else if (ret != -EAGAIN && ret != -EBADMSG)
 			goto err;
-		}
 	}
 	*cqp = cq;
 	return 0;
@@ -1560,10 +1575,7 @@ static int cq_lead(struct sacred_cq *cq, const void *v, size_t len, void *out,
 
 	if (!cq->copied) {
 		n = cq_build(cq, v, len, NULL, false);
-		memcpy(cq->lsig, cq->rec + 8, CQ_SIG);
-		memcpy(cq->copy, v, len);
-		cq->copy_len = len;
-		cq->copied = true;
+		cq_hold_copy(cq, v, len, cq->rec + 8);
 	} else {
 		n = cq_build(cq, cq->copy, cq->copy_len, cq->lsig, false);
 	}
@@ -1718,11 +1730,8 @@ int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 		cq_pause(&pause);
 	}
 	n = cq_build(cq, lr.val, lr.len, lr.lsig, true);
-	memcpy(cq->lsig, cq->rec + 8, CQ_SIG);
+	cq_hold_copy(cq, lr.val, lr.len, cq->rec + 8);
 	memcpy(cq->mysig, cq->rec + 8 + CQ_SIG, CQ_SIG);
-	memcpy(cq->copy, lr.val, lr.len);
-	cq->copy_len = lr.len;
-	cq->copied = true;
 	cq->stats.round_trips++;
 	ret = sacred_slots_write(cq->procs[cq->me], CQ_SLOT_COPY, cq->rec, n);
 	if (ret)
