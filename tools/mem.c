@@ -398,14 +398,15 @@ static int mem_set(struct cli *cli, int argc, char **argv)
 		return ret;
 	}
 	if (state || cap)
-		ret = sacred_mem_set(cli->ctrl, id, state, cap, NULL);
+		ret = sacred_mem_set(cli->ctrl, id, state, cap,
+				     set_key ? NULL : &info);
 	if (!ret && set_key)
 		ret = sacred_mem_set_key(cli->ctrl, id,
 					 key_len ? key : NULL, key_len);
 	memset(key, 0, sizeof(key));
-	if (ret)
-		return cli_fail(cli, ret);
-	ret = sacred_mem_get(cli->ctrl, id, &info);
+	/* The key's request answers with nothing: ask for the result. */
+	if (!ret && set_key)
+		ret = sacred_mem_get(cli->ctrl, id, &info);
 	if (ret)
 		return cli_fail(cli, ret);
 	return mem_print_one(cli, &info);
