@@ -42,7 +42,10 @@
  *
  * Each single-shot decision uses a fresh instance (its own region), opened
  * before the clock starts. Samples of every kind are taken in turns, so
- * that a noisy moment hits all rows alike. Prints a Markdown report: min,
+ * that a noisy moment hits all rows alike; each turn starts with untimed
+ * writes and quorum writes (WARM_OPS), so that no row is timed as the
+ * first operation after a sleep, which costs several times more on this
+ * rig (bench/README.md). Prints a Markdown report: min,
  * median, p99 and count in microseconds, and the ratios the project
  * targets (PMP within 1.3x of one write round trip; Disk Paxos at least
  * 1.7x PMP; the Cheap Quorum fast path within 1.5x of PMP, issue 6).
