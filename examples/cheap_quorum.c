@@ -153,8 +153,9 @@ static void report(const struct proc *p)
 	if (p->ret)
 		printf("  P%d failed: %s\n", p->me, strerror(-p->ret));
 	else if (p->st.fast)
-		printf("  P%d decided \"%s\" on the fast path (%u quorum round trips)\n",
-		       p->me, p->out, p->st.round_trips);
+		printf("  P%d decided \"%s\" on the fast path (%u quorum round trip%s, polls included)\n",
+		       p->me, p->out, p->st.round_trips,
+		       p->st.round_trips == 1 ? "" : "s");
 	else
 		printf("  P%d panicked (revoked the leader, carried %s) and decided \"%s\" in backup round %u%s\n",
 		       p->me, carried[p->st.carried], p->out,
