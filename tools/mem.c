@@ -192,7 +192,6 @@ static int mem_add(struct cli *cli, int argc, char **argv)
 	uint8_t key[SACRED_KEY_MAX + 1];
 	struct sacred_mem_info info;
 	unsigned int seen = 0;
-	const char *name;
 	const char *val;
 	uint32_t num;
 	int ret;
@@ -200,19 +199,10 @@ static int mem_add(struct cli *cli, int argc, char **argv)
 	int i;
 
 	for (i = 0; i < argc; i += 2) {
-		id = word_lookup(mem_add_args, argv[i]);
-		if (id == WORD_UNKNOWN)
-			return cli_usage(cli, "unknown argument \"%s\"",
-					 argv[i]);
-		if (id == WORD_AMBIGUOUS)
-			return cli_usage(cli, "ambiguous argument \"%s\"",
-					 argv[i]);
-		name = mem_arg_names[id];
-		if (seen & (1u << id))
-			return cli_usage(cli, "\"%s\" given twice", name);
-		seen |= 1u << id;
-		if (i + 1 >= argc)
-			return cli_usage(cli, "\"%s\" needs a value", name);
+		ret = cli_keyword(cli, mem_add_args, mem_arg_names, argc - i,
+				  argv + i, &seen, &id);
+		if (ret)
+			return ret;
 		val = argv[i + 1];
 
 		switch (id) {
@@ -325,7 +315,6 @@ static int mem_set(struct cli *cli, int argc, char **argv)
 	size_t key_len = 0;
 	uint64_t cap = 0;
 	uint8_t state = 0;
-	const char *name;
 	const char *val;
 	uint32_t id;
 	int i, ret;
@@ -341,19 +330,10 @@ static int mem_set(struct cli *cli, int argc, char **argv)
 		return cli_usage(cli, "invalid id \"%s\" (0-%u)", argv[0],
 				 SACRED_MEM_ID_ANY - 1);
 	for (i = 1; i < argc; i += 2) {
-		arg = word_lookup(mem_set_args, argv[i]);
-		if (arg == WORD_UNKNOWN)
-			return cli_usage(cli, "unknown argument \"%s\"",
-					 argv[i]);
-		if (arg == WORD_AMBIGUOUS)
-			return cli_usage(cli, "ambiguous argument \"%s\"",
-					 argv[i]);
-		name = mem_arg_names[arg];
-		if (seen & (1u << arg))
-			return cli_usage(cli, "\"%s\" given twice", name);
-		seen |= 1u << arg;
-		if (i + 1 >= argc)
-			return cli_usage(cli, "\"%s\" needs a value", name);
+		ret = cli_keyword(cli, mem_set_args, mem_arg_names, argc - i,
+				  argv + i, &seen, &arg);
+		if (ret)
+			return ret;
 		val = argv[i + 1];
 
 		switch (arg) {

@@ -119,7 +119,6 @@ static int peer_show_one(const struct sacred_peer_info *info, void *arg)
 static int peer_parse(struct cli *cli, int argc, char **argv,
 		      struct peer_show *show)
 {
-	const char *name;
 	int ret;
 	int id;
 	int i;
@@ -141,19 +140,10 @@ static int peer_parse(struct cli *cli, int argc, char **argv,
 	}
 
 	for (i = 0; i < argc; i += 2) {
-		id = word_lookup(peer_show_args, argv[i]);
-		if (id == WORD_UNKNOWN)
-			return cli_usage(cli, "unknown argument \"%s\"",
-					 argv[i]);
-		if (id == WORD_AMBIGUOUS)
-			return cli_usage(cli, "ambiguous argument \"%s\"",
-					 argv[i]);
-		name = peer_arg_names[id];
-		if (show->seen & ARG(id))
-			return cli_usage(cli, "\"%s\" given twice", name);
-		show->seen |= ARG(id);
-		if (i + 1 >= argc)
-			return cli_usage(cli, "\"%s\" needs a value", name);
+		ret = cli_keyword(cli, peer_show_args, peer_arg_names,
+				  argc - i, argv + i, &show->seen, &id);
+		if (ret)
+			return ret;
 
 		if (id == PEER_ARG_MEM &&
 		    parse_u32(argv[i + 1], 0, PEER_MEM_MAX, &show->mem_id))

@@ -68,21 +68,14 @@ static int perm_parse_arg(struct cli *cli, int argc, char **argv,
 			  unsigned int *seen, uint32_t *mem_id, uint32_t *pid,
 			  struct sacred_perm_req *req)
 {
-	const char *name;
 	const char *val;
+	int ret;
 	int id;
 
-	id = word_lookup(perm_set_args, argv[0]);
-	if (id == WORD_UNKNOWN)
-		return cli_usage(cli, "unknown argument \"%s\"", argv[0]);
-	if (id == WORD_AMBIGUOUS)
-		return cli_usage(cli, "ambiguous argument \"%s\"", argv[0]);
-	name = perm_arg_names[id];
-	if (*seen & ARG(id))
-		return cli_usage(cli, "\"%s\" given twice", name);
-	*seen |= ARG(id);
-	if (argc < 2)
-		return cli_usage(cli, "\"%s\" needs a value", name);
+	ret = cli_keyword(cli, perm_set_args, perm_arg_names, argc, argv,
+			  seen, &id);
+	if (ret)
+		return ret;
 	val = argv[1];
 
 	switch (id) {

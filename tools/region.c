@@ -275,21 +275,14 @@ static int region_parse_arg(struct cli *cli, const struct cli_word *words,
 			    int argc, char **argv, struct region_args *args)
 {
 	char policies[POLICY_LIST_LEN];
-	const char *name;
 	const char *val;
+	int ret;
 	int id;
 
-	id = word_lookup(words, argv[0]);
-	if (id == WORD_UNKNOWN)
-		return cli_usage(cli, "unknown argument \"%s\"", argv[0]);
-	if (id == WORD_AMBIGUOUS)
-		return cli_usage(cli, "ambiguous argument \"%s\"", argv[0]);
-	name = region_arg_names[id];
-	if (args->seen & ARG(id))
-		return cli_usage(cli, "\"%s\" given twice", name);
-	args->seen |= ARG(id);
-	if (argc < 2)
-		return cli_usage(cli, "\"%s\" needs a value", name);
+	ret = cli_keyword(cli, words, region_arg_names, argc, argv,
+			  &args->seen, &id);
+	if (ret)
+		return ret;
 	val = argv[1];
 
 	switch (id) {

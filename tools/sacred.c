@@ -110,6 +110,23 @@ int cli_usage(struct cli *cli, const char *fmt, ...)
 	return SACRED_EXIT_USAGE;
 }
 
+int cli_keyword(struct cli *cli, const struct cli_word *words,
+		const char *const *names, int argc, char **argv,
+		unsigned int *seen, int *id)
+{
+	*id = word_lookup(words, argv[0]);
+	if (*id == WORD_UNKNOWN)
+		return cli_usage(cli, "unknown argument \"%s\"", argv[0]);
+	if (*id == WORD_AMBIGUOUS)
+		return cli_usage(cli, "ambiguous argument \"%s\"", argv[0]);
+	if (*seen & (1u << *id))
+		return cli_usage(cli, "\"%s\" given twice", names[*id]);
+	*seen |= 1u << *id;
+	if (argc < 2)
+		return cli_usage(cli, "\"%s\" needs a value", names[*id]);
+	return SACRED_EXIT_OK;
+}
+
 int cli_dispatch(struct cli *cli, const struct cli_cmd *cmds,
 		 int (*dflt)(struct cli *cli, int argc, char **argv),
 		 const char *dflt_name, int argc, char **argv)

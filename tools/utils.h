@@ -254,6 +254,25 @@ int cli_usage(struct cli *cli, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /**
+ * cli_keyword() - check the keyword of a "KEYWORD VALUE" pair
+ * @cli: context, for the usage errors
+ * @words: the keywords taken here
+ * @names: each keyword id's full name, for the messages
+ * @argc: arguments left, @argv[0] the keyword
+ * @argv: the arguments
+ * @seen: bit (1 << id) of every keyword given so far; the new one's is set
+ * @id: gets the keyword's id
+ *
+ * An unknown, ambiguous or repeated keyword, or one without a value, is
+ * a usage error, reported here.
+ *
+ * Return: SACRED_EXIT_OK, or SACRED_EXIT_USAGE.
+ */
+int cli_keyword(struct cli *cli, const struct cli_word *words,
+		const char *const *names, int argc, char **argv,
+		unsigned int *seen, int *id);
+
+/**
  * cli_dispatch() - run the command @argv[0] names from @cmds
  * @cli: context; its @command is set to the entry's name
  * @cmds: table ended by a NULL name
