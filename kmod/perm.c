@@ -23,7 +23,10 @@
  *                     the invalidation on)
  *
  * - REG_MR and LOCAL_INV are posted on the peer's own QP (rxe, like the
- *   IBTA, wants the MR's PD on the QP), signaled, and waited for.
+ *   IBTA, wants the MR's PD on the QP), signaled, and waited for - at
+ *   most SACRED_WR_TIMEOUT_MS, then the connection is fenced and the
+ *   flushed MR replaced (a process that stops taking our replies cannot
+ *   hold the instance).
  * - A registration advances the key's low byte by one. After 255 of them
  *   the next registration first replaces the MR: a key never repeats on a
  *   peer's MR while the peer could still hold the old one.
@@ -75,10 +78,32 @@
 
 #define SACRED_KEY_REGS_MAX	255
 
+/*
+ * How long a LOCAL_INV or REG_MR on a process's QP may take before the
+ * connection is fenced. They run in microseconds, but they complete in
+ * order behind the replies on the same send queue, and how long a reply
+ * may be retried is the process's to say: its connect request sets our
+ * QP's retry counts (receiver-not-ready retries for ever, at 7), and its
+ * own QP the RNR timer. A process that posts no receive buffer would hold
+ * mem->lock - the instance, and every netlink command on it - for as long
+ * as it likes. Past this bound the process is treated as gone: its QP is
+ * moved to the error state, which flushes the stuck reply and the work
+ * request behind it, and the MR is replaced like after any flush.
+ */
+#define SACRED_WR_TIMEOUT_MS	1000
+
+/**
+ * struct sacred_wait - a signaled work request on a process's QP
+ * @cqe: its completion entry
+ * @done: completed by its completion, successful or flushed
+ * @status: the completion's status
+ * @conn: the connection it was posted on, fenced if it takes too long
+ */
 struct sacred_wait {
 	struct ib_cqe cqe;
 	struct completion done;
 	enum ib_wc_status status;
+	struct sacred_conn *conn;
 };
 
 static void sacred_wait_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -95,12 +120,27 @@ static void sacred_wait_init(struct sacred_wait *w)
 	w->cqe.done = sacred_wait_done;
 	w->status = IB_WC_GENERAL_ERR;
 	init_completion(&w->done);
+	w->conn = NULL;
 }
 
-/* Wait for a posted work request: every one completes, or is flushed. */
+/*
+ * Wait for a posted work request: every one completes, or is flushed -
+ * at the latest once its QP is in the error state, where the fence puts
+ * it after SACRED_WR_TIMEOUT_MS. @w lives on the caller's stack: never
+ * return before its completion ran.
+ */
 static int sacred_wait(struct sacred_wait *w)
 {
-	wait_for_completion(&w->done);
+	struct sacred_conn *conn = w->conn;
+
+	if (!wait_for_completion_timeout(&w->done,
+					 msecs_to_jiffies(SACRED_WR_TIMEOUT_MS))) {
+		pr_warn_ratelimited("process %u: a work request on its QP is still pending after %u ms: fencing its connection\n",
+				    sacred_conn_peer(conn)->process_id,
+				    SACRED_WR_TIMEOUT_MS);
+		sacred_conn_fence(conn);
+		wait_for_completion(&w->done);
+	}
 	return w->status == IB_WC_SUCCESS ? 0 : -EIO;
 }
 
@@ -178,6 +218,7 @@ static int sacred_grant_post_inv(struct sacred_grant *grant,
 		.ex.invalidate_rkey = grant->mr->rkey,
 	};
 
+	w->conn = conn;
 	return sacred_conn_post_send(conn, &wr);
 }
 
@@ -219,6 +260,7 @@ static int sacred_grant_post_reg(struct sacred_grant *grant,
 	reg.key = grant->mr->rkey;
 	reg.access = ib_access_of(access);
 
+	w->conn = conn;
 	return sacred_conn_post_send(conn, grant->access ? &inv : &reg.wr);
 }
 
@@ -242,6 +284,8 @@ static int sacred_grant_register(struct sacred_grant *grant,
 	struct sacred_wait w;
 	int ret;
 
+	if (!sacred_conn_usable(conn))
+		return -ECONNRESET;	/* fenced: nothing was posted */
 	sacred_wait_init(&w);
 	ret = sacred_grant_post_reg(grant, conn, access, &w);
 	if (!ret)
@@ -379,8 +423,11 @@ static int sacred_perm_settle(struct sacred_region *region,
 		if (ops[i].fence)
 			sacred_conn_fence_start(ops[i].fence);
 	if (reg) {
+		/* @via may have been fenced in round 1 (sacred_wait()). */
 		sacred_wait_init(&reg_w);
-		ret = sacred_grant_post_reg(reg, via, reg_access, &reg_w);
+		ret = sacred_conn_usable(via) ?
+		      sacred_grant_post_reg(reg, via, reg_access, &reg_w) :
+		      -ECONNRESET;
 	}
 	for (i = 0; i < n; i++) {
 		if (!ops[i].fence)

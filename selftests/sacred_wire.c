@@ -91,9 +91,12 @@ FIXTURE_TEARDOWN(wire)
 	sacred_ctrl_close(self->ctrl);
 }
 
-/* Connect with @pdata as private data; returns 0 or -errno. */
-static int raw_connect(FIXTURE_DATA(wire) *self, const void *pdata,
-		       size_t len)
+/*
+ * Connect with @pdata as private data, with @nrecv receive buffers
+ * posted; returns 0 or -errno.
+ */
+static int raw_connect_n(FIXTURE_DATA(wire) *self, const void *pdata,
+			 size_t len, int nrecv)
 {
 	struct rdma_addrinfo hints = {}, *res;
 	struct ibv_qp_init_attr attr = {};
@@ -117,7 +120,7 @@ static int raw_connect(FIXTURE_DATA(wire) *self, const void *pdata,
 	raw->smr = rdma_reg_msgs(raw->id, raw->sbuf, sizeof(raw->sbuf));
 	if (!raw->rmr || !raw->smr)
 		return -ENOMEM;
-	for (i = 0; i < NRECV; i++)
+	for (i = 0; i < nrecv; i++)
 		if (rdma_post_recv(raw->id, raw->rbuf[i], raw->rbuf[i], MSGSZ,
 				   raw->rmr))
 			return -errno;
@@ -130,6 +133,12 @@ static int raw_connect(FIXTURE_DATA(wire) *self, const void *pdata,
 		return -errno;
 	raw->connected = true;
 	return 0;
+}
+
+static int raw_connect(FIXTURE_DATA(wire) *self, const void *pdata,
+		       size_t len)
+{
+	return raw_connect_n(self, pdata, len, NRECV);
 }
 
 static int raw_connect_ok(FIXTURE_DATA(wire) *self, uint32_t pid)
@@ -525,6 +534,87 @@ TEST_F(wire, stolen_guessed_and_stale_rkeys_are_refused)
 	ASSERT_EQ(0, sacred_read(w, self->region, 0, &back, sizeof(back)));
 	EXPECT_EQ(good, back);
 	sacred_conn_destroy(w);
+}
+
+static int count_fences(const struct sacred_peer_info *info, void *arg)
+{
+	uint64_t *fences = arg;
+
+	if (info->process_id == 7)
+		*fences = info->fences;
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * A process that takes no replies cannot hold the instance. Process 7
+ * connects asking our QP to retry receiver-not-ready for ever, and posts
+ * no receive buffer: the reply to its first request can never be
+ * delivered. Its second request needs its MR registered, a work request
+ * that completes behind that reply on the same send queue. The module
+ * waits for it at most SACRED_WR_TIMEOUT_MS (1 s), then fences the
+ * connection. Meanwhile netlink and another process wait for the
+ * instance's lock - a bounded while, where before they waited for ever.
+ */
+TEST_F(wire, process_taking_no_replies_cannot_stall_the_instance)
+{
+	struct sacred_acl_entry acl[2] = {
+		{ .process_id = 7, .access = SACRED_ACCESS_READ },
+		{ .process_id = 9, .access = SACRED_ACCESS_READ },
+	};
+	struct sacred_wire_conn_req creq = {
+		.version = htole16(SACRED_WIRE_VERSION),
+		.process_id = htole32(7),
+	};
+	struct sacred_conn_attr ca = {
+		.addr = (struct sockaddr *)&self->mem.addr,
+		.process_id = 9,
+	};
+	struct sacred_wire_req req;
+	struct sacred_region_info ri;
+	struct sacred_conn *c;
+	uint64_t fences = 0, v;
+	uint32_t rkey;
+	double t0, waited;
+
+	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id,
+					   self->region, acl, 2));
+	ASSERT_EQ(0, raw_connect_n(self, &creq, sizeof(creq), 0));
+	req = attach_req(self->region + 1000, 1);	/* reply: stuck */
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	req = attach_req(self->region, 2);		/* REG_MR behind it */
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+
+	t0 = now_s();
+	ASSERT_EQ(0, sacred_region_get(self->ctrl, self->mem.id,
+				       self->region, &ri));
+	ASSERT_EQ(0, sacred_conn_create(&ca, &c));
+	ASSERT_EQ(0, sacred_attach(c, self->region, NULL));
+	ASSERT_EQ(0, sacred_read(c, self->region, 0, &v, sizeof(v)));
+	waited = now_s() - t0;
+	TH_LOG("netlink and process 9 answered after %.3f s", waited);
+	EXPECT_LT(waited, 10.0);
+	sacred_conn_destroy(c);
+
+	/* The module gave up on process 7's connection: a fence. */
+	while (!fences && now_s() - t0 < 10.0) {
+		ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id,
+					      count_fences, &fences));
+		usleep(10000);
+	}
+	EXPECT_EQ(1, fences);
+
+	/* Process 7 comes back, with receive buffers, and is served. */
+	ASSERT_EQ(0, raw_reconnect(self, 7));
+	ASSERT_EQ(SACRED_ST_OK, raw_attach(self, &rkey));
+	EXPECT_NE(0, rkey);
 }
 
 TEST_HARNESS_MAIN
