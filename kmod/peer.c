@@ -596,6 +596,12 @@ static void sacred_conn_release_work(struct work_struct *work)
 	 */
 	rdma_disconnect(conn->cm_id);
 	sacred_conn_fence_wait(conn);
+	/*
+	 * And every send completion handled: without inline replies,
+	 * send_done() reposts a receive buffer, which must not meet a QP
+	 * being destroyed. The send queue keeps room for the marker.
+	 */
+	ib_drain_sq(sacred_conn_qp(conn));
 
 	mutex_lock(&mem->lock);
 	if (conn->peer->conn == conn)
