@@ -56,6 +56,12 @@
 #include "sacred.h"
 
 #define SACRED_CREDITS		16
+/*
+ * Processes an instance keeps. Per instance: a peer outlives its
+ * connections (its grants and, on a keyed instance, its replay counter
+ * must), so anybody who can reach a keyless instance can fill its table
+ * with made-up process ids - that instance only, never another one.
+ */
 #define SACRED_MAX_PEERS	4096
 /*
  * How long the release of a fenced connection waits: long enough for the
@@ -776,7 +782,7 @@ struct sacred_peer *sacred_peer_get(struct sacred_mem *mem, u32 process_id,
 	peer = xa_load(&mem->peers, process_id);
 	if (peer || !create)
 		return peer;
-	if (atomic_read(&sacred_live.peers) >= SACRED_MAX_PEERS)
+	if (mem->nr_peers >= SACRED_MAX_PEERS)
 		return ERR_PTR(-ENOSPC);
 
 	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
@@ -793,6 +799,7 @@ struct sacred_peer *sacred_peer_get(struct sacred_mem *mem, u32 process_id,
 	ret = xa_insert(&mem->peers, process_id, peer, GFP_KERNEL);
 	if (ret)
 		goto err_pd;
+	mem->nr_peers++;
 	atomic_inc(&sacred_live.peers);
 	return peer;
 
@@ -955,6 +962,7 @@ void sacred_mem_peers_free(struct sacred_mem *mem)
 		xa_destroy(&peer->grants);
 		ib_dealloc_pd(peer->pd);
 		kfree(peer);
+		mem->nr_peers--;
 		atomic_dec(&sacred_live.peers);
 	}
 	xa_destroy(&mem->peers);

@@ -68,6 +68,7 @@ struct sacred_dev {
  * @key_len: bytes in @key
  * @lock: see the locking rules above
  * @peers: processes known to the instance, by process id (under @lock)
+ * @nr_peers: entries in @peers (under @lock; at most SACRED_MAX_PEERS)
  * @fenced: fenced connections whose release is deferred (peer.c; under
  *	@lock)
  */
@@ -86,6 +87,7 @@ struct sacred_mem {
 	u32 key_len;
 	struct mutex lock;	/* see "Locking" above */
 	struct xarray peers;
+	u32 nr_peers;
 	struct list_head fenced;
 };
 
