@@ -18,9 +18,9 @@
 # (default: the newest installed Debian 6.1 kernel); KDIR overrides the
 # build tree.
 
-KVER	?= $(shell ls -1 /lib/modules 2>/dev/null | grep '^6\.1\.' | sort -V | tail -n 1)
+KVER	?= $(shell ls -1 /lib/modules 2>/dev/null | grep '^6\.1\..*-amd64$$' | sort -V | tail -n 1)
 KDIR	?= /lib/modules/$(KVER)/build
-KVERS_COMPAT ?= $(shell ls -1 /lib/modules 2>/dev/null | grep -E '^6\.(1|12)\.' | sort -V)
+KVERS_COMPAT ?= $(shell ls -1 /lib/modules 2>/dev/null | grep -E '^6\.(1|12)\..*-amd64$$' | sort -V)
 
 PREFIX	?= /usr/local
 LIBDIR	?= $(PREFIX)/lib
