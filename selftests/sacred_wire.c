@@ -536,12 +536,12 @@ TEST_F(wire, stolen_guessed_and_stale_rkeys_are_refused)
 	sacred_conn_destroy(w);
 }
 
-static int count_fences(const struct sacred_peer_info *info, void *arg)
+static int peer7(const struct sacred_peer_info *info, void *arg)
 {
-	uint64_t *fences = arg;
+	struct sacred_peer_info *p = arg;
 
 	if (info->process_id == 7)
-		*fences = info->fences;
+		*p = *info;
 	return 0;
 }
 
@@ -562,6 +562,8 @@ static double now_s(void)
  * waits for it at most SACRED_WR_TIMEOUT_MS (1 s), then fences the
  * connection. Meanwhile netlink and another process wait for the
  * instance's lock - a bounded while, where before they waited for ever.
+ * (rxe in 6.12 gives up on the reply itself, in about 0.7 s, and the
+ * connection is released rather than fenced: either way it is gone.)
  */
 TEST_F(wire, process_taking_no_replies_cannot_stall_the_instance)
 {
@@ -577,11 +579,12 @@ TEST_F(wire, process_taking_no_replies_cannot_stall_the_instance)
 		.addr = (struct sockaddr *)&self->mem.addr,
 		.process_id = 9,
 	};
+	struct sacred_peer_info p7 = { .connected = 1 };
 	struct sacred_wire_req req;
 	struct sacred_region_info ri;
 	struct sacred_conn *c;
-	uint64_t fences = 0, v;
 	uint32_t rkey;
+	uint64_t v;
 	double t0, waited;
 
 	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id,
@@ -603,13 +606,16 @@ TEST_F(wire, process_taking_no_replies_cannot_stall_the_instance)
 	EXPECT_LT(waited, 10.0);
 	sacred_conn_destroy(c);
 
-	/* The module gave up on process 7's connection: a fence. */
-	while (!fences && now_s() - t0 < 10.0) {
-		ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id,
-					      count_fences, &fences));
+	/* The module gave up on process 7's connection. */
+	while (p7.connected && now_s() - t0 < 10.0) {
+		ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer7,
+					      &p7));
 		usleep(10000);
 	}
-	EXPECT_EQ(1, fences);
+	EXPECT_EQ(0, p7.connected);
+	TH_LOG("process 7: %llu fence(s), %llu request(s)",
+	       (unsigned long long)p7.fences,
+	       (unsigned long long)p7.requests);
 
 	/* Process 7 comes back, with receive buffers, and is served. */
 	ASSERT_EQ(0, raw_reconnect(self, 7));
