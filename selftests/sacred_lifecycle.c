@@ -481,14 +481,6 @@ struct ld_traffic {
 	struct ld_stat st[LD_PEERS + 1];	/* the survivor last */
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /*
  * A streaming process, forked before its parent touched verbs: batches of
  * 4 KiB and 16 KiB writes and reads at @base in @shared and one

@@ -178,14 +178,6 @@ struct traffic {
 	struct peer_stat p[NR_PEERS];
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* One peer's batch: 6 writes, 6 reads, a changePermission, a read. */
 static unsigned int peer_batch(struct sacred_io *io, unsigned int i,
 			       uint32_t shared, uint32_t excl, uint8_t *wbuf,

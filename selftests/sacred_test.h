@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <grp.h>
 #include <sys/wait.h>
@@ -84,6 +85,15 @@ static inline unsigned int test_slow(void)
 	long v = s ? strtol(s, NULL, 10) : 1;
 
 	return v < 1 ? 1 : v > 100 ? 100 : (unsigned int)v;
+}
+
+/* Seconds on the monotonic clock. */
+static inline double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 #ifdef _SACRED_H

@@ -545,14 +545,6 @@ static int peer7(const struct sacred_peer_info *info, void *arg)
 	return 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /*
  * A process that takes no replies cannot hold the instance. Process 7
  * connects asking our QP to retry receiver-not-ready for ever, and posts
