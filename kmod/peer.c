@@ -57,6 +57,13 @@
 
 #define SACRED_CREDITS		16
 /*
+ * Most receiver-not-ready retries a connect request may ask our QP for;
+ * 7 means without end (IBTA). A reply stuck that way is still bounded by
+ * SACRED_WR_TIMEOUT_MS once a switch waits behind it (perm.c); this bound
+ * makes it end by itself, and the CPU it costs a bounded amount.
+ */
+#define SACRED_RNR_RETRY_MAX	6
+/*
  * Processes an instance keeps. Per instance: a peer outlives its
  * connections (its grants and, on a keyed instance, its replay counter
  * must), so anybody who can reach a keyless instance can fill its table
@@ -861,6 +868,14 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 	    req.reserved[0] || req.reserved[1])
 		return sacred_peer_reject(cm_id, SACRED_REJ_MALFORMED);
 	pid = le32_to_cpu(req.process_id);
+	/*
+	 * The CM gives our QP the request's retry counts. At 7 it would
+	 * retry a reply the process never posts a receive for without end,
+	 * as often as the process's RNR timer says (down to 10 us): bounded
+	 * retries or no connection.
+	 */
+	if (param->rnr_retry_count > SACRED_RNR_RETRY_MAX)
+		return sacred_peer_reject(cm_id, SACRED_REJ_RNR_RETRY);
 
 	mutex_lock(&mem->lock);
 	if (mem->state != SACRED_MEM_UP) {

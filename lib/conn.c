@@ -523,6 +523,9 @@ static int conn_rejected(struct sacred_conn *conn,
 				 "connect: the instance refused our proof of process %u's key" :
 				 "connect: the instance wants a key for process %u",
 				 conn->process_id);
+	case SACRED_REJ_RNR_RETRY:
+		return conn_fail(conn, -EPROTO,
+				 "connect: the instance refuses endless receiver-not-ready retries");
 	default:
 		return conn_fail(conn, -ECONNREFUSED,
 				 "connect: rejected, reason %u",
@@ -914,7 +917,8 @@ static int conn_connect_once(struct sacred_conn *conn, uint64_t *deadlinep)
 		.private_data		= &req,
 		.private_data_len	= sizeof(req),
 		.retry_count		= 7,
-		.rnr_retry_count	= 7,
+		/* The most an instance accepts (SACRED_REJ_RNR_RETRY). */
+		.rnr_retry_count	= 6,
 	};
 	uint8_t pdata[256];
 	uint64_t deadline;

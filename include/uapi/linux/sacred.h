@@ -398,6 +398,9 @@ struct sacred_wire_conn_rep {
  * @SACRED_REJ_DOWN: the instance is down
  * @SACRED_REJ_AUTH: the instance has a key and the request did not prove
  *	the process's (no proof, a wrong one, or a replayed counter)
+ * @SACRED_REJ_RNR_RETRY: the request's rnr_retry_count is 7, which would
+ *	make the instance's QP retry a reply the process does not take for
+ *	ever; at most 6 is accepted
  */
 enum sacred_wire_rej_reason {
 	SACRED_REJ_VERSION = 1,
@@ -406,6 +409,7 @@ enum sacred_wire_rej_reason {
 	SACRED_REJ_RESOURCES,
 	SACRED_REJ_DOWN,
 	SACRED_REJ_AUTH,
+	SACRED_REJ_RNR_RETRY,
 };
 
 /**
