@@ -24,13 +24,14 @@
  * deliver(p, k): read p's slot k - or, if nothing validly signed by p is
  * there, any process's copy of it (a sender that wipes its slot cannot
  * take back what a correct process delivered) - check p's signature;
- * write the record into own copy slot for (p, k) (once: a process copies
- * only the first record it saw); read every process's copy slot for (p, k); if any holds
- * a record validly signed by p for k with another message, p equivocated:
- * refuse. Else deliver m.
+ * write the record into own copy slot for (p, k) (a process copies only
+ * the first record it saw, and writes it again until a write of it
+ * reached a quorum); read every process's copy slot for (p, k); if any
+ * holds a record validly signed by p for k with another message, p
+ * equivocated: refuse. Else deliver m.
  *
  * Why two correct processes never deliver different messages for (p, k):
- * each writes its copy before it reads the others'; of two such
+ * each writes its copy to a quorum before it reads the others'; of two such
  * processes, the one that reads second sees the other's copy (the writes
  * and reads go to quorums, and a process's steps are sequential). A
  * Byzantine process cannot write another's copy (the memory refuses) nor
@@ -283,6 +284,8 @@ bool sacred_bz_verify(const struct sacred_bz_keys *keys, unsigned int who,
  * @other: another being read
  * @delivered: per (sender, number), delivered here already: delivered
  *	again from own copy, whatever others copied since
+ * @copied: per (sender, number), own copy written to a quorum by this
+ *	handle
  */
 struct sacred_neb {
 	const struct sacred_bz_keys *keys;
@@ -294,6 +297,7 @@ struct sacred_neb {
 	struct sacred_slots *regions[SACRED_BZ_MAX_PROCS];
 	uint8_t *rec, *seen, *other;
 	uint8_t *delivered;
+	uint8_t *copied;
 };
 
 struct neb_rec {
@@ -412,7 +416,8 @@ int sacred_neb_open(const struct sacred_neb_attr *attr,
 	n->seen = malloc(n->rec_size);
 	n->other = malloc(n->rec_size);
 	n->delivered = calloc(n->nr_procs, n->nr_msgs);
-	if (!n->rec || !n->seen || !n->other || !n->delivered)
+	n->copied = calloc(n->nr_procs, n->nr_msgs);
+	if (!n->rec || !n->seen || !n->other || !n->delivered || !n->copied)
 		goto err;
 	for (p = 0; p < n->nr_procs; p++) {
 		ret = sacred_slots_open(attr->rm, n->base + p, n->rec_size,
@@ -445,6 +450,7 @@ void sacred_neb_close(struct sacred_neb *n)
 	free(n->seen);
 	free(n->other);
 	free(n->delivered);
+	free(n->copied);
 	free(n);
 }
 
@@ -568,9 +574,18 @@ int sacred_neb_deliver(struct sacred_neb *n, unsigned int p, uint64_t k,
 		ret = neb_find(n, p, k, &r, &v);
 		if (ret)
 			return ret;
+	}
+	/*
+	 * The copy must be on a quorum before the others' are read. One read
+	 * back may be all a failed write left, on a minority of memories
+	 * that a later reader of the copies does not meet: unless this
+	 * handle wrote it to a quorum, write it (again).
+	 */
+	if (!n->copied[p * n->nr_msgs + k]) {
 		ret = sacred_slots_write(own, slot, n->seen, v.len);
 		if (ret)
 			return ret;
+		n->copied[p * n->nr_msgs + k] = 1;
 	}
 
 	/* Anyone who saw another message signed by p for k? */

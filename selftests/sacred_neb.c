@@ -7,7 +7,8 @@
  * old signed message, and write into another process's region. Correct
  * processes never deliver two different messages for one (sender,
  * number), always deliver a correct sender's message, and the memory
- * refuses the illegal writes.
+ * refuses the illegal writes - also when memories are down or refuse a
+ * write in the middle of a delivery.
  *
  * Region NEB_BASE + i, on every instance: swmr, process i writes, the
  * others read.
@@ -216,6 +217,80 @@ TEST_F(neb, writing_another_region_is_refused_by_the_memory)
 	sacred_rmem_revive(self->rm[BYZ]);
 	ASSERT_EQ(0, deliver(self, 1, 0, 0, out));
 	EXPECT_STREQ("mine", out);
+}
+
+/*
+ * lib/neb.c's layout, as a Byzantine process or a test sees it: a record
+ * is NEB_REC_HDR bytes of header and signature, then the message; a
+ * process's region has NR_MSGS own slots, then NR_MSGS copy slots per
+ * sender.
+ */
+#define NEB_REC_HDR	(4 + 4 + 8 + 4 + 4 + SACRED_BZ_SIG_LEN)
+#define NEB_SLOTS	(NR_MSGS * (NR_PROCS + 1))
+#define NEB_COPY_SLOT(p, k)	(NR_MSGS + (p) * NR_MSGS + (k))
+
+static int mem_state(FIXTURE_DATA(neb) *self, unsigned int i, uint8_t st)
+{
+	return sacred_mem_set(self->ctrl, self->mem[i].id, st, 0, NULL);
+}
+
+/*
+ * A copy that a failed write left on a minority of memories is not a
+ * copy on a quorum. P0's copy of P2's message is put on memory 0 only
+ * (the write P0's deliver would do, with memories 1 and 2 down: it fails
+ * there). P0, delivering later with memory 2 down, finds it on memory 0
+ * - and must write it again before it delivers: else P1, reading the
+ * copies on memories 1 and 2 after P2 equivocated, would not meet it and
+ * would deliver the other message.
+ */
+TEST_F(neb, copy_left_on_a_minority_is_written_again)
+{
+	struct sacred_slots *own, *sender;
+	uint8_t rec[NEB_REC_HDR + MSG_MAX];
+	char out0[MSG_MAX], out1[MSG_MAX];
+	struct sacred_cell_view v;
+	int r1, ret, tries;
+
+	ASSERT_EQ(0, sacred_neb_broadcast(self->n[BYZ], 0, "yes", 4));
+	ASSERT_EQ(0, sacred_slots_open(self->rm[0], NEB_BASE + BYZ,
+				       sizeof(rec), NEB_SLOTS, 0, &sender));
+	ASSERT_EQ(0, sacred_slots_read(sender, 0, rec, sizeof(rec), &v));
+	sacred_slots_close(sender);
+	ASSERT_EQ(0, sacred_slots_open(self->rm[0], NEB_BASE, sizeof(rec),
+				       NEB_SLOTS, 0, &own));
+	ASSERT_EQ(0, mem_state(self, 1, SACRED_MEM_DOWN));
+	ASSERT_EQ(0, mem_state(self, 2, SACRED_MEM_DOWN));
+	EXPECT_NE(0, sacred_slots_write(own, NEB_COPY_SLOT(BYZ, 0), rec,
+					v.len));
+	sacred_slots_close(own);
+
+	/* With memory 2 down, P0 finds its copy on memory 0 and delivers. */
+	ASSERT_EQ(0, mem_state(self, 1, SACRED_MEM_UP));
+	sacred_rmem_revive(self->rm[0]);
+	ASSERT_EQ(0, deliver(self, 0, BYZ, 0, out0));
+	EXPECT_STREQ("yes", out0);
+
+	/* Memory 0 down, 2 back: P2 says "no"; P1 must see P0's copy. */
+	ASSERT_EQ(0, mem_state(self, 2, SACRED_MEM_UP));
+	ASSERT_EQ(0, mem_state(self, 0, SACRED_MEM_DOWN));
+	/* Connections to a memory that went down are found broken in use. */
+	for (tries = 0; tries < 3; tries++) {
+		sacred_rmem_revive(self->rm[BYZ]);
+		ret = sacred_neb_misbehave(self->n[BYZ], SACRED_NEB_EQUIVOCATE,
+					   0, 0, "no", 3);
+		if (ret != -ECONNRESET && ret != -ENOTCONN)
+			break;
+	}
+	ASSERT_EQ(0, ret);
+	for (tries = 0; tries < 3; tries++) {
+		sacred_rmem_revive(self->rm[1]);
+		r1 = deliver(self, 1, BYZ, 0, out1);
+		if (r1 != -ECONNRESET && r1 != -ENOTCONN)
+			break;
+	}
+	TH_LOG("P1: %d %s", r1, r1 ? "" : out1);
+	EXPECT_EQ(-EPROTO, r1);
+	ASSERT_EQ(0, mem_state(self, 0, SACRED_MEM_UP));
 }
 
 TEST_HARNESS_MAIN
