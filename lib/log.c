@@ -551,22 +551,47 @@ static void log_heartbeat(struct sacred_log *l, uint64_t now)
 	l->leader = leader;
 }
 
+/*
+ * Whether a meta of this process is on the memories that answered a read
+ * of the metas (@ok): it took over before, as another incarnation.
+ */
+static bool log_led_before(struct sacred_log *l, uint32_t ok)
+{
+	unsigned int k, n = sacred_rmem_nr_mems(l->a.rm);
+	struct sacred_cell_view v;
+
+	for (k = 0; k < n; k++)
+		if ((ok & (1U << k)) &&
+		    log_pick(l->bufs[k] + log_meta_off(l, l->a.me, 0),
+			     l->meta_cell, LOG_META_HDR, &v))
+			return true;
+	return false;
+}
+
 /**
  * sacred_log_open() - join a replicated log
  * @attr: see &struct sacred_log_attr
  * @lp: on success, the handle
  *
- * Reads nothing yet: the first sacred_log_poll() runs the failure
- * detector, and the process it elects takes over. Every process counts as
- * alive for suspect_ms from here.
+ * Reads the metas once, and nothing else yet: the first sacred_log_poll()
+ * runs the failure detector, and the process it elects takes over. Every
+ * process counts as alive for suspect_ms from here.
+ *
+ * Processes are crash-stop: one that took over before - a meta of its id
+ * is on the memories - cannot join again. Its ballots, its cells'
+ * sequence numbers and which cell of each pair holds its last complete
+ * write went with it; starting again from nothing could reuse a ballot,
+ * or overwrite a decided entry.
  *
  * Return: 0; -EINVAL; -ENOMEM; -EMSGSIZE when max_io of the replicated
- * memory cannot hold the metas or one entry; the errors of
- * sacred_rmem_attach() for either region.
+ * memory cannot hold the metas or one entry; -EEXIST when this process
+ * id led the log before; the errors of sacred_rmem_attach() for either
+ * region and of the read of the metas.
  */
 int sacred_log_open(const struct sacred_log_attr *attr,
 		    struct sacred_log **lp)
 {
+	struct sacred_rmem_result res;
 	struct sacred_log *l;
 	unsigned int k, n, p;
 	uint64_t now = log_now_ms();
@@ -627,6 +652,13 @@ int sacred_log_open(const struct sacred_log_attr *attr,
 	ret = sacred_rmem_attach(attr->rm, attr->log_region, NULL);
 	if (!ret)
 		ret = sacred_rmem_attach(attr->rm, attr->hb_region, NULL);
+	if (!ret)
+		ret = sacred_rmem_read(attr->rm, attr->log_region, 0,
+				       (void *const *)l->bufs,
+				       log_meta_off(l, attr->nr_procs, 0), false,
+				       &res);
+	if (!ret && log_led_before(l, res.ok))
+		ret = -EEXIST;
 	if (ret)
 		goto err;
 	*lp = l;

@@ -1307,7 +1307,12 @@ struct sacred_log_stats {
 	uint64_t round_trips;
 };
 
-/** sacred_log_open() - join a replicated log */
+/**
+ * sacred_log_open() - join a replicated log
+ *
+ * Processes are crash-stop: an id that led the log before cannot join
+ * again (-EEXIST; see lib/log.c).
+ */
 int sacred_log_open(const struct sacred_log_attr *attr,
 		    struct sacred_log **l);
 

@@ -376,6 +376,8 @@ TEST_F(log, leader_crash_fail_over)
 					 self->p[0].mine[i]);
 		EXPECT_TRUE(found) TH_LOG("lost %s", self->p[0].mine[i]);
 	}
+	/* Crash-stop: the old leader's id does not join again. */
+	EXPECT_EQ(-EEXIST, proc_start(self, 0));
 }
 
 /*
