@@ -56,21 +56,29 @@
  *   1. revoke the leader's write on the leader region (revoke-only: for
  *      good), and sign a panic into own slot 1;
  *   2. for every other follower j: revoke j's write on j's commit region,
- *      then read it. Once the revoke is answered no commit of j can land
- *      any more (the kernel fences it), and the read, which follows the
- *      revoke on every memory it uses (a memory with a changePermission
- *      in flight sits out: lib/rmem.c), sees every commit that landed
- *      before. A correct follower decides on the fast path only after its
- *      commit reached a quorum, and that quorum meets the read's: so if
- *      any correct follower decided v on the fast path, every correct
- *      process that panics finds v's certificate;
+ *      then read it. Once the revoke is answered at a memory no commit of
+ *      j can land there any more (the kernel fences it), and the read
+ *      follows the revoke on every memory it uses: the two are one
+ *      sacred_slots_read_after() - a sacred_rmem_chain() that sends the
+ *      read to a memory only once the revoke was answered there, and
+ *      takes cells only from memories where both succeeded. (Two quorum
+ *      calls would not do: a memory that missed the revoke - down, or
+ *      sitting out with a changePermission in flight (lib/rmem.c) - may
+ *      be reconnected by cq_again() in between and counted by the read,
+ *      while j's commit can still land there after it.) So the read sees
+ *      every commit that landed before. A correct follower decides on the
+ *      fast path only after its commit reached a quorum, and that quorum
+ *      meets the read's: so if any correct follower decided v on the fast
+ *      path, every correct process that panics finds v's certificate;
  *   3. carry into the backup, with its proof: a certified value if one was
  *      found (or this process holds one itself); else a signed value: its
  *      copy (the leader: its own value), else the leader region's value,
- *      read after step 1; else - nothing signed there - its input, with
- *      no proof (plain). A read of the leader region that fails ends the
- *      panic with its error: carrying the input instead could lose the
- *      leader's decision.
+ *      read after step 1's revoke - the revoke is sent again, chained
+ *      before the read at each memory in the same way (repeating a revoke
+ *      on a revoke-only region is accepted); else - nothing signed there -
+ *      its input, with no proof (plain). A read of the leader region that
+ *      fails ends the panic with its error: carrying the input instead
+ *      could lose the leader's decision.
  *
  * Why the leader may decide after one write. Say the leader is correct
  * and decided v. Its write of v succeeded at a quorum Q of memories, so at
@@ -80,10 +88,12 @@
  * path - then, a follower, it carries a certified value, which the leader
  * signed, so v - or through a panic. A panicking process carries a
  * certified value (v again), or its copy (signed, so v), or reads the
- * leader region after its revoke: that read meets Q at a memory where v
- * landed before the revoke, and v is the newest cell there (the leader
- * writes once), so it carries v signed. So every correct process carries
- * v certified or signed, and nobody can carry another value certified or
+ * leader region after its revoke: at every memory that read uses, the
+ * revoke was answered first (step 3: chained), so v landed there before
+ * the read or never lands; the read meets Q, so at a memory where v
+ * landed before it, and v is the newest cell there (the leader writes
+ * once): it carries v signed. So every correct process carries v
+ * certified or signed, and nobody can carry another value certified or
  * signed: both need the leader's signature. The backup's rule (below)
  * proposes a value of the highest rank in a quorum, and every quorum
  * holds a correct process: v. What a Byzantine process adds - a copy, a
@@ -629,28 +639,50 @@ static int cq_alloc_peers(struct sacred_cq *cq)
 }
 
 /*
- * The leader's signed value, if one is there: into cq->buf / @r.
- * Returns 0; -EAGAIN (nothing there); -EBADMSG (not a value the leader
- * signed); replicated-memory errors.
+ * The leader's signed value from a read of the leader region that
+ * returned @ret, the cell's payload in cq->buf and @v: into @r. Returns
+ * 0; -EAGAIN (nothing there); -EBADMSG (not a value the leader signed);
+ * @ret, a replicated-memory error.
  */
-static int cq_read_leader(struct sacred_cq *cq, struct cq_rec *r)
+static int cq_leader_value(struct sacred_cq *cq, int ret,
+			   const struct sacred_cell_view *v, struct cq_rec *r)
 {
-	struct sacred_cell_view v;
-	int ret;
-
-	cq->stats.round_trips++;
-	ret = sacred_slots_read(cq->leader, 0, cq->buf, CQ_HDR +
-				cq->a.value_max, &v);
 	if (ret == -ENODATA)
 		return -EAGAIN;
 	if (ret == -ENOSPC)
 		return -EBADMSG;
 	if (ret)
 		return ret;
-	if (!cq_parse(cq, cq->buf, v.len, r) ||
+	if (!cq_parse(cq, cq->buf, v->len, r) ||
 	    !cq_leader_sig_ok(cq, r->val, r->len, r->lsig))
 		return -EBADMSG;
 	return 0;
+}
+
+/*
+ * The leader's signed value, if one is there: into cq->buf / @r. With
+ * @revoke, at each memory the read is sent only after that
+ * changePermission was answered there, and only memories where both
+ * succeeded count (sacred_slots_read_after()). Returns as
+ * cq_leader_value(); -EPERM when the policies refused @revoke.
+ */
+static int cq_read_leader(struct sacred_cq *cq,
+			  const struct sacred_perm_req *revoke,
+			  struct cq_rec *r)
+{
+	size_t max = CQ_HDR + cq->a.value_max;
+	struct sacred_cell_view v;
+	int ret;
+
+	if (revoke) {
+		cq->stats.round_trips += 2;
+		ret = sacred_slots_read_after(cq->leader, 0, revoke, cq->buf,
+					      max, &v);
+	} else {
+		cq->stats.round_trips++;
+		ret = sacred_slots_read(cq->leader, 0, cq->buf, max, &v);
+	}
+	return cq_leader_value(cq, ret, &v, r);
 }
 
 /**
@@ -757,7 +789,7 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 	if (cq->me == 0) {
 		/* Connections fenced by an earlier instance come back too. */
 		do {
-			ret = cq_read_leader(cq, &lr);
+			ret = cq_read_leader(cq, NULL, &lr);
 		} while (cq_again(cq, ret, &tries));
 		if (!ret)
 			/* Signed before this handle: that value, again. */
@@ -852,8 +884,10 @@ static void cq_pause(unsigned int *us)
 }
 
 /*
- * Revoke process @p's write on its commit region, then read it: a valid
- * certificate there becomes ours.
+ * Revoke process @p's write on its commit region, then read it, the two
+ * chained at each memory (sacred_slots_read_after()): the read counts
+ * only memories that answered the revoke first, where no commit of @p can
+ * land any more. A valid certificate there becomes ours.
  */
 static int cq_freeze_commit(struct sacred_cq *cq, unsigned int p)
 {
@@ -862,22 +896,17 @@ static int cq_freeze_commit(struct sacred_cq *cq, unsigned int p)
 		.access = 0,
 		.target = cq->pids[p],
 	};
+	size_t max = cq_commit_max(cq->n, cq->a.value_max);
 	struct sacred_cell_view v;
 	struct cq_rec r;
 	int tries = 0;
 	int ret;
 
-
 	cq->stats.round_trips += 2;
+	/* Each attempt revokes again, then reads, at every memory. */
 	do {
-		ret = sacred_rmem_change_perm(cq->a.rm, &req, NULL);
-	} while (cq_again(cq, ret, &tries));
-	if (ret)
-		return ret;
-	do {
-		ret = sacred_slots_read(cq->commit[p], 0, cq->buf,
-					cq_commit_max(cq->n, cq->a.value_max),
-					&v);
+		ret = sacred_slots_read_after(cq->commit[p], 0, &req, cq->buf,
+					      max, &v);
 	} while (cq_again(cq, ret, &tries));
 	if (ret == -ENODATA || ret == -ENOSPC)
 		return 0;
@@ -975,8 +1004,15 @@ static int cq_panic(struct sacred_cq *cq, const void *v, size_t len)
 		cq_carry(cq, r.val, r.len, CQ_SIGNED, r.lsig);
 		cq->stats.carried = SACRED_CQ_CARRY_COPY;
 	} else {
+		/*
+		 * The revoke again, chained before the read at each memory:
+		 * a memory that missed the first one (down, or sitting out)
+		 * and was reconnected since may be read only after the
+		 * leader's write is revoked there too. Repeating a revoke is
+		 * accepted.
+		 */
 		do {
-			ret = cq_read_leader(cq, &r);
+			ret = cq_read_leader(cq, &req, &r);
 		} while (cq_again(cq, ret, &tries));
 		/*
 		 * The leader may have decided its value after one write: this
@@ -1721,7 +1757,7 @@ int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 
 	/* The leader's value, then our copy of it. */
 	for (;;) {
-		ret = cq_read_leader(cq, &lr);
+		ret = cq_read_leader(cq, NULL, &lr);
 		if (!ret)
 			break;
 		if ((ret != -EAGAIN && ret != -EBADMSG) ||

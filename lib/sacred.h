@@ -1087,6 +1087,18 @@ int sacred_slots_read(struct sacred_slots *s, unsigned int slot, void *data,
 		      size_t max, struct sacred_cell_view *view);
 
 /**
+ * sacred_slots_read_after() - as sacred_slots_read(), each memory's read
+ * sent only after changePermission @perm was answered there, in one
+ * sacred_rmem_chain(): cells only from memories where both succeeded
+ *
+ * Return: as sacred_slots_read(); the errors of sacred_rmem_chain()
+ * (-EPERM: the policies refused the change).
+ */
+int sacred_slots_read_after(struct sacred_slots *s, unsigned int slot,
+			    const struct sacred_perm_req *perm, void *data,
+			    size_t max, struct sacred_cell_view *view);
+
+/**
  * sacred_slots_read_many() - as sacred_slots_read(), for @nr slots of
  * handles on the same replicated memory, in one quorum round trip
  * (sacred_rmem_batch()); each slot's outcome in @rets[k]

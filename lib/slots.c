@@ -329,6 +329,66 @@ int sacred_slots_read(struct sacred_slots *s, unsigned int slot, void *data,
 }
 
 /**
+ * sacred_slots_read_after() - a changePermission, then the newest valid
+ * cell of a slot, in that order at every memory the read counts
+ * @s: the slots
+ * @slot: which
+ * @perm: the changePermission sent first (any region; typically a revoke
+ *	of the slot's writer on @s's own region)
+ * @data: gets the payload
+ * @max: room in @data
+ * @view: as for sacred_slots_read(); may be NULL
+ *
+ * One sacred_rmem_chain() of two operations: at each memory the READ of
+ * both cells is sent only once the changePermission there was answered,
+ * and cells are taken only from memories where both succeeded. A quorum
+ * of separate sacred_rmem_change_perm() and sacred_slots_read() calls does
+ * not give that: a memory that missed the change (down, its connection
+ * broken, or sitting out with an earlier changePermission unanswered) can
+ * be reconnected in between and counted by the read, while the revoked
+ * writer can still write there after it. With this call, every memory
+ * whose cells are used had the change applied - a revoked writer fenced -
+ * before it was read: what the writer completed on a quorum is seen, and
+ * nothing it writes later can land at those memories. Two quorum round
+ * trips, one after the other.
+ *
+ * Return: as sacred_slots_read() (0, -ENODATA, -ENOSPC, -EINVAL); the
+ * errors of sacred_rmem_chain(): -EPERM when the policies refused the
+ * change on enough memories that no quorum can accept it, else as
+ * sacred_rmem_write().
+ */
+int sacred_slots_read_after(struct sacred_slots *s, unsigned int slot,
+			    const struct sacred_perm_req *perm, void *data,
+			    size_t max, struct sacred_cell_view *view)
+{
+	struct sacred_rmem_result res;
+	struct sacred_cell_view v;
+	struct sacred_io ops[2];
+	int ret;
+
+	if (!s || !perm || slot >= s->nr_slots || (!data && max))
+		return -EINVAL;
+	ops[0] = (struct sacred_io){
+		.opcode = SACRED_IO_PERM,
+		.perm = *perm,
+	};
+	ops[1] = (struct sacred_io){
+		.opcode = SACRED_IO_READ,
+		.region_id = s->region_id,
+		.offset = slot_offset(s, slot),
+		.len = 2 * s->cell_size,
+	};
+	ret = sacred_rmem_chain(s->rm, ops, 2, (void *const *)s->bufs, &res);
+	if (ret)
+		return ret;
+	/* Only memories where both were done: bit i of res.ok. */
+	ret = slots_newest(s, s->bufs, 0, &res, &v, NULL);
+	if (ret)
+		return ret;
+	return slots_deliver(s, slot, &v, data, max, view);
+}
+
+/**
  * sacred_slots_read_many() - read several slots in one quorum round trip
  * @s: the slots handles, all on the same replicated memory (one may
  *	appear more than once)

@@ -10,6 +10,7 @@
  * this test program). Regions, the same ids on every instance:
  *   OWNED       swmr, P0 writes, P1 and P2 read
  *   SHARED      static, everyone read-write
+ *   REVOKE      revoke-only, P0 writes, P1 and P2 read (and may revoke)
  *   SST_BASE+r  swmr, Pr writes its row, the others read
  *   REG_BASE+r  the same, for the register
  */
@@ -29,6 +30,7 @@
 #define PID(i)		(401 + (i))
 #define OWNED		10
 #define SHARED		11
+#define REVOKE		12
 #define SST_BASE	20
 #define REG_BASE	30
 #define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
@@ -67,6 +69,8 @@ FIXTURE_SETUP(prims)
 				       SACRED_POLICY_SWMR, 0));
 	ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem, SHARED,
 				       SACRED_POLICY_STATIC, -1));
+	ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem, REVOKE,
+				       SACRED_POLICY_REVOKE_ONLY, 0));
 	for (i = 0; i < NR_PROCS; i++) {
 		ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem,
 					       SST_BASE + i,
@@ -361,6 +365,111 @@ TEST_F(prims, many_slots_read_at_once)
 	sacred_slots_close(r2);
 	sacred_slots_close(r);
 	sacred_slots_close(w2);
+	sacred_slots_close(w);
+}
+
+/*
+ * raw_write(), reconnecting @rm's broken connections (a memory that was
+ * down, a connection the kernel fenced) and trying again, a few times.
+ */
+static int raw_write_again(struct sacred_rmem *rm, unsigned int i,
+			   uint32_t region, uint64_t offset, const void *buf,
+			   size_t len)
+{
+	unsigned int tries;
+	int ret = -ENOTCONN;
+
+	for (tries = 0; tries < 4; tries++) {
+		ret = raw_write(rm, i, region, offset, buf, len);
+		if (!ret || ret == -EACCES)
+			break;
+		sacred_rmem_revive(rm);
+	}
+	return ret;
+}
+
+/*
+ * A revoke and a read as two quorum calls can read a memory the revoke
+ * missed, where the writer still writes; sacred_slots_read_after() reads
+ * a memory only after the revoke was answered there. Memory 2 misses a
+ * revoke of P0 and takes a late write of P0 once it is back; with memory
+ * 0 down, the chained read uses memories 1 and 2: it sees the late cell,
+ * and P0 can write there no more. Then a repeated revoke, a refused one,
+ * and the arguments the call refuses.
+ */
+TEST_F(prims, read_after_revoke_at_every_memory_it_uses)
+{
+	struct sacred_perm_req revoke = {
+		.region_id = REVOKE,
+		.access = 0,
+		.target = PID(0),
+	};
+	struct sacred_perm_req swmr = revoke;
+	size_t cell_size = (SACRED_CELL_HDR + 48 + 7) & ~(size_t)7;
+	struct sacred_slots *w, *r, *owned;
+	struct sacred_cell_view v;
+	uint8_t cell[128];
+	unsigned int tries;
+	char buf[64];
+	int ret;
+
+	ASSERT_EQ(0, sacred_slots_open(self->p[0], REVOKE, 48, 1, 0, &w));
+	ASSERT_EQ(0, sacred_slots_open(self->p[1], REVOKE, 48, 1, 0, &r));
+	ASSERT_EQ(0, sacred_slots_open(self->p[1], OWNED, 48, 1, 0, &owned));
+	EXPECT_TRUE(sacred_slots_writer(w));
+	ASSERT_EQ(0, sacred_slots_write(w, 0, "before", 7));
+
+	/* Memory 2 misses the revoke. */
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	ASSERT_EQ(0, sacred_rmem_change_perm(self->p[1], &revoke, NULL));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_UP, 0, NULL));
+	/* P0 still writes there: a valid, newer cell in the other cell. */
+	ASSERT_LE(cell_size, sizeof(cell));
+	ASSERT_EQ(0, sacred_cell_encode(cell, cell_size, 5, PID(0), "late",
+					5));
+	ASSERT_EQ(0, raw_write_again(self->p[0], 2, REVOKE, cell_size, cell,
+				     cell_size));
+
+	/* Memories 1 and 2 only: the read at 2 follows the revoke there. */
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	sacred_rmem_revive(self->p[1]);
+	for (tries = 0; tries < 4; tries++) {
+		memset(buf, 0, sizeof(buf));
+		ret = sacred_slots_read_after(r, 0, &revoke, buf, sizeof(buf),
+					      &v);
+		if (ret != -ECONNRESET && ret != -ENOTCONN)
+			break;
+		sacred_rmem_revive(self->p[1]);
+	}
+	ASSERT_EQ(0, ret);
+	EXPECT_STREQ("late", buf);
+	EXPECT_EQ(5, v.seq);
+	EXPECT_EQ(PID(0), v.pid);
+	EXPECT_EQ(5, v.len);
+	EXPECT_EQ(-EACCES, raw_write_again(self->p[0], 2, REVOKE, 0, cell,
+					   cell_size));
+
+	/* A repeated revoke is accepted on a revoke-only region. */
+	ASSERT_EQ(0, sacred_slots_read_after(r, 0, &revoke, buf, sizeof(buf),
+					     NULL));
+	EXPECT_STREQ("late", buf);
+	EXPECT_EQ(-ENOSPC, sacred_slots_read_after(r, 0, &revoke, buf, 2,
+						   &v));
+	/* swmr refuses every change: nothing is read. */
+	swmr.region_id = OWNED;
+	EXPECT_EQ(-EPERM, sacred_slots_read_after(owned, 0, &swmr, buf,
+						  sizeof(buf), &v));
+	EXPECT_EQ(-EINVAL, sacred_slots_read_after(r, 0, NULL, buf,
+						   sizeof(buf), &v));
+	EXPECT_EQ(-EINVAL, sacred_slots_read_after(r, 1, &revoke, buf,
+						   sizeof(buf), &v));
+	EXPECT_EQ(-EINVAL, sacred_slots_read_after(NULL, 0, &revoke, buf,
+						   sizeof(buf), &v));
+	sacred_slots_close(owned);
+	sacred_slots_close(r);
 	sacred_slots_close(w);
 }
 
