@@ -35,6 +35,7 @@
  * struct sacred_slots - a region of slots on a replicated memory
  * @rm: the replicated memory (not owned)
  * @region_id: the region, the same on every memory
+ * @payload_max: the largest payload a write takes
  * @cell_size: bytes of one cell: header plus the largest payload, rounded
  *	up to 8
  * @nr_slots: slots in the region
@@ -47,6 +48,7 @@
 struct sacred_slots {
 	struct sacred_rmem *rm;
 	uint32_t region_id;
+	size_t payload_max;
 	size_t cell_size;
 	unsigned int nr_slots;
 	bool shared;
@@ -147,6 +149,7 @@ int sacred_slots_open(struct sacred_rmem *rm, uint32_t region_id,
 		return -ENOMEM;
 	s->rm = rm;
 	s->region_id = region_id;
+	s->payload_max = payload_max;
 	s->cell_size = (SACRED_CELL_HDR + payload_max + 7) & ~(size_t)7;
 	s->nr_slots = nr_slots;
 	s->shared = flags & SACRED_SLOTS_SHARED;
@@ -254,7 +257,8 @@ int sacred_slots_write(struct sacred_slots *s, unsigned int slot,
 
 	if (!s || slot >= s->nr_slots || (!data && len))
 		return -EINVAL;
-	if (len > s->cell_size - SACRED_CELL_HDR)
+	/* Not the cell's padding too: readers size buffers by payload_max. */
+	if (len > s->payload_max)
 		return -EMSGSIZE;
 	if (!s->writer && !s->shared)
 		return -EPERM;

@@ -171,6 +171,16 @@ TEST_F(prims, owned_region_one_writer_many_readers)
 	EXPECT_EQ(3, v.seq);
 	EXPECT_EQ(-ENOSPC, sacred_slots_read(r, 0, buf, 2, &v));
 	sacred_slots_close(w2);
+
+	/*
+	 * payload_max 45 has the same cells (72 bytes, padded): still, 46
+	 * bytes are refused - a reader sized for 45 could not take them.
+	 */
+	ASSERT_EQ(0, sacred_slots_open(self->p[0], OWNED, 45, 8, 0, &w2));
+	memset(buf, 'x', sizeof(buf));
+	EXPECT_EQ(-EMSGSIZE, sacred_slots_write(w2, 1, buf, 46));
+	EXPECT_EQ(0, sacred_slots_write(w2, 1, buf, 45));
+	sacred_slots_close(w2);
 	sacred_slots_close(w);
 	sacred_slots_close(r);
 }
