@@ -12,7 +12,9 @@
  * (of n) owns slot i: two cells (lib/cell.c). A write goes to the cell
  * that does not hold the last write a quorum took, and the cells swap
  * roles only when the new write is on a quorum: a torn or failed write
- * can never destroy the newest completed one. A cell holds
+ * can never destroy the newest completed one. A process that opens its
+ * slot again finds that cell from the memories (pmp_find_good()), or
+ * writes nothing until it can. A cell holds
  *
  *   __le64 mbal    the highest proposal number the process has promised
  *   __le64 bal     the proposal number of the value it accepted, 0: none
@@ -76,6 +78,8 @@
  * @good: the cell of own slot that holds the last write a quorum took:
  *	writes go to the other one until one is taken, so a torn write never
  *	destroys the newest completed one
+ * @unsure: opened on a slot written before, and which cell is @good
+ *	cannot be told yet (pmp_find_good()): nothing is written until it can
  * @mbal: own promise
  * @bal: own accepted proposal number, 0 if none
  * @val: own accepted value
@@ -98,6 +102,7 @@ struct sacred_pmp {
 	size_t cell_size;
 	uint64_t seq;
 	unsigned int good;
+	bool unsure;
 	uint64_t mbal;
 	uint64_t bal;
 	uint8_t *val;
@@ -289,6 +294,63 @@ static void pmp_backoff(unsigned int attempt)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * Which own cell holds the last write a quorum took, from a read of the
+ * region (@res: who answered) - what a process that opens the slot again
+ * after a crash does not know. The newest own cell, if a quorum of
+ * memories holds it; the other one if every memory answered and fewer
+ * hold it (a write cut short: the next one goes over it). Otherwise it
+ * cannot be told - the memories that did not answer may hold it or not -
+ * and writing into either cell could tear the last complete write: the
+ * slot is @unsure until a read tells (pmp_settle()).
+ */
+static void pmp_find_good(struct sacred_pmp *p,
+			  const struct sacred_rmem_result *res)
+{
+	unsigned int k, n = sacred_rmem_nr_mems(p->rm);
+	unsigned int answered = 0, have = 0, cell = 0, c;
+	uint64_t newest = 0, seq;
+	struct pmp_slot s;
+
+	for (k = 0; k < n; k++) {
+		if (!(res->ok & (1U << k)))
+			continue;
+		answered++;
+		if (!pmp_parse(p, p->bufs[k], p->me, &s, &seq, &c))
+			continue;
+		if (seq > newest) {
+			newest = seq;
+			cell = c;
+			have = 1;
+		} else if (seq == newest) {
+			have++;
+		}
+	}
+	p->unsure = false;
+	if (!newest)
+		return;
+	if (have >= sacred_rmem_quorum(p->rm))
+		p->good = cell;
+	else if (answered == n)
+		p->good = 1 - cell;
+	else
+		p->unsure = true;
+}
+
+/* Read every memory again until pmp_find_good() can tell: 0, -ENOTCONN. */
+static int pmp_settle(struct sacred_pmp *p)
+{
+	struct sacred_rmem_result res;
+	int ret;
+
+	ret = sacred_rmem_read(p->rm, p->region_id, 0, (void *const *)p->bufs,
+			       pmp_region_bytes(p), true, &res);
+	if (ret)
+		return ret;
+	pmp_find_good(p, &res);
+	return p->unsure ? -ENOTCONN : 0;
+}
+
 /**
  * sacred_pmp_open() - join a consensus instance
  * @attr: see &struct sacred_pmp_attr
@@ -365,10 +427,11 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 	p->fast_ok = p->me == 0 && (p->alg == SACRED_DISK_PAXOS ||
 				    writers >= sacred_rmem_quorum(p->rm));
 
+	/* Every memory that answers: pmp_find_good() counts them. */
 	for (i = 0; i < 3; i++) {
 		ret = sacred_rmem_read(p->rm, p->region_id, 0,
 				       (void *const *)p->bufs,
-				       pmp_region_bytes(p), false, &res);
+				       pmp_region_bytes(p), true, &res);
 		if (ret != -ECONNRESET && ret != -ENOTCONN)
 			break;
 		sacred_rmem_revive(p->rm);
@@ -380,10 +443,9 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 			continue;
 		for (i = 0; i < p->nr_procs; i++) {
 			struct pmp_slot s;
-			unsigned int cell;
 			uint64_t seq;
 
-			if (!pmp_parse(p, p->bufs[k], i, &s, &seq, &cell))
+			if (!pmp_parse(p, p->bufs[k], i, &s, &seq, NULL))
 				continue;
 			if (s.mbal > p->max_seen)
 				p->max_seen = s.mbal;
@@ -393,10 +455,8 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 				continue;
 			/* Someone has gone before: no fast path. */
 			p->fast_ok = false;
-			if (seq > p->seq) {
+			if (seq > p->seq)
 				p->seq = seq;
-				p->good = cell;
-			}
 			if (s.mbal > p->mbal)
 				p->mbal = s.mbal;
 			if (s.bal > p->bal && s.len <= p->value_max) {
@@ -408,6 +468,7 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 	}
 	if (p->max_seen)
 		p->fast_ok = false;
+	pmp_find_good(p, &res);
 	*pp = p;
 	return 0;
 
@@ -572,7 +633,9 @@ int sacred_pmp_propose(struct sacred_pmp *p, const void *v, size_t len,
 		b = pmp_next_ballot(p, p->max_seen > p->mbal ? p->max_seen :
 							      p->mbal);
 		p->stats.attempts++;
-		ret = pmp_attempt(p, b, v, len, fast);
+		ret = p->unsure ? pmp_settle(p) : 0;
+		if (!ret)
+			ret = pmp_attempt(p, b, v, len, fast);
 		if (!ret)
 			break;
 		p->stats.fast = false;

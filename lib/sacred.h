@@ -1072,7 +1072,9 @@ bool sacred_slots_writer(const struct sacred_slots *s);
  * sacred_slots_write() - write a new cell into slot @slot on a quorum
  *
  * Return: 0; -EPERM (owned region, not the owner); -EINVAL; -EMSGSIZE;
- * the errors of sacred_rmem_write().
+ * -ENOTCONN also when a writer that opened the region again cannot tell
+ * yet which cell holds its last complete write; the errors of
+ * sacred_rmem_write().
  */
 int sacred_slots_write(struct sacred_slots *s, unsigned int slot,
 		       const void *data, size_t len);

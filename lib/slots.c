@@ -21,7 +21,8 @@
  * (In a shared region this holds per writer only.)
  *
  * Opening an owned region as its writer reads every slot once, so that a
- * restarted writer goes on above the sequence numbers it used before.
+ * restarted writer goes on above the sequence numbers it used before, and
+ * finds which cell holds its last complete write (slots_find_good()).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -43,6 +44,8 @@
  * @writer: this process holds write access on a quorum
  * @seq: per slot, the last sequence number written or seen
  * @good: per slot, the cell holding the last write a quorum took
+ * @unsure: per slot, for a writer that opened it again: which cell is
+ *	@good cannot be told yet (slots_find_good()); no write until it can
  * @bufs: per memory, a two-cell read buffer
  */
 struct sacred_slots {
@@ -55,6 +58,7 @@ struct sacred_slots {
 	bool writer;
 	uint64_t *seq;
 	uint8_t *good;
+	uint8_t *unsure;
 	uint8_t *bufs[SACRED_RMEM_MAX];
 	uint8_t *cell;
 };
@@ -117,6 +121,60 @@ static int slots_fetch(struct sacred_slots *s, unsigned int slot,
 	return slots_newest(s, s->bufs, 0, &res, best, cell);
 }
 
+/*
+ * For the writer of an owned region that opens it again (after a crash,
+ * say), which cell of @slot holds its last write a quorum took, from a
+ * read of every memory that answers: the newest cell, if a quorum of
+ * memories holds it; the other one, if every memory answered and fewer
+ * hold it (a write cut short: the next one goes over it). Otherwise it
+ * cannot be told - the memories that did not answer may hold it or not -
+ * and a write into either cell, if torn, could destroy the last complete
+ * one: the slot is unsure, and writes wait (-ENOTCONN) until a read tells.
+ * Sets the slot's seq above every cell seen. Returns 0 or the read's error.
+ */
+static int slots_find_good(struct sacred_slots *s, unsigned int slot)
+{
+	unsigned int k, n = sacred_rmem_nr_mems(s->rm);
+	unsigned int answered = 0, have = 0, cell = 0, c;
+	struct sacred_rmem_result res, one;
+	struct sacred_cell_view best, v;
+	int ret;
+
+	ret = sacred_rmem_read(s->rm, s->region_id, slot_offset(s, slot),
+			       (void *const *)s->bufs, 2 * s->cell_size, true,
+			       &res);
+	if (ret)
+		return ret;
+	for (k = 0; k < n; k++) {
+		if (!(res.ok & (1U << k)))
+			continue;
+		answered++;
+		one = res;
+		one.ok = 1U << k;
+		if (slots_newest(s, s->bufs, 0, &one, &v, &c))
+			continue;
+		if (!have || sacred_cell_newer(&v, &best)) {
+			best = v;
+			cell = c;
+			have = 1;
+		} else if (!sacred_cell_newer(&best, &v)) {
+			have++;
+		}
+	}
+	s->unsure[slot] = 0;
+	if (!have)
+		return 0;
+	if (best.seq > s->seq[slot])
+		s->seq[slot] = best.seq;
+	if (have >= sacred_rmem_quorum(s->rm))
+		s->good[slot] = cell;
+	else if (answered == n)
+		s->good[slot] = 1 - cell;
+	else
+		s->unsure[slot] = 1;
+	return 0;
+}
+
 /**
  * sacred_slots_open() - use a replicated region as slots
  * @rm: the replicated memory; must outlive the handle
@@ -162,8 +220,9 @@ int sacred_slots_open(struct sacred_rmem *rm, uint32_t region_id,
 	ret = -ENOMEM;
 	s->seq = calloc(nr_slots, sizeof(*s->seq));
 	s->good = malloc(nr_slots);
+	s->unsure = calloc(nr_slots, 1);
 	s->cell = malloc(s->cell_size);
-	if (!s->seq || !s->good || !s->cell)
+	if (!s->seq || !s->good || !s->unsure || !s->cell)
 		goto err;
 	memset(s->good, 1, nr_slots);
 	for (i = 0; i < n; i++) {
@@ -189,19 +248,15 @@ int sacred_slots_open(struct sacred_rmem *rm, uint32_t region_id,
 		goto err;
 	s->writer = writers >= sacred_rmem_quorum(rm);
 
-	/* A writer goes on above whatever it (or anyone) wrote before. */
+	/*
+	 * A writer goes on above whatever it (or anyone) wrote before, and
+	 * finds which cell holds its last complete write.
+	 */
 	if (s->writer) {
 		for (i = 0; i < nr_slots; i++) {
-			struct sacred_cell_view v;
-			unsigned int cell;
-
-			ret = slots_fetch(s, i, &v, &cell, true);
-			if (ret == -ENODATA)
-				continue;
+			ret = slots_find_good(s, i);
 			if (ret)
 				goto err;
-			s->seq[i] = v.seq;
-			s->good[i] = cell;
 		}
 	}
 	*sp = s;
@@ -223,6 +278,7 @@ void sacred_slots_close(struct sacred_slots *s)
 		free(s->bufs[i]);
 	free(s->cell);
 	free(s->good);
+	free(s->unsure);
 	free(s->seq);
 	free(s);
 }
@@ -246,7 +302,9 @@ bool sacred_slots_writer(const struct sacred_slots *s)
  *
  * Return: 0 when a quorum holds the cell; -EPERM if this process does not
  * hold write access (owned region, not its owner); -EINVAL, -EMSGSIZE;
- * the errors of sacred_rmem_write() (-EACCES: write access was revoked).
+ * -ENOTCONN when the slot was opened again and the memories cannot tell
+ * yet which cell holds the last complete write (slots_find_good()); the
+ * errors of sacred_rmem_write() (-EACCES: write access was revoked).
  */
 int sacred_slots_write(struct sacred_slots *s, unsigned int slot,
 		       const void *data, size_t len)
@@ -268,6 +326,13 @@ int sacred_slots_write(struct sacred_slots *s, unsigned int slot,
 			return ret;
 		if (!ret && v.seq > s->seq[slot])
 			s->seq[slot] = v.seq;
+	}
+	if (s->unsure[slot]) {
+		ret = slots_find_good(s, slot);
+		if (ret)
+			return ret;
+		if (s->unsure[slot])
+			return -ENOTCONN;
 	}
 	seq = ++s->seq[slot];
 	ret = sacred_cell_encode(s->cell, s->cell_size, seq,

@@ -15,6 +15,7 @@
  * the admin, as a deployment would); DISK_BASE + k holds Disk Paxos
  * instance k (static, everyone read-write).
  */
+#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -397,6 +398,64 @@ TEST_F(cons, fenced_old_leader_cannot_write)
 	ASSERT_EQ(0, pr[2].ret);
 	EXPECT_STREQ("P0", pr[2].decided);
 	EXPECT_TRUE(history_ok(_metadata, pr, NR_PROCS));
+}
+
+/*
+ * A proposer that opens its instance again (after a crash) has lost
+ * which cell of its slot holds its last complete write. A newer cell on
+ * one memory may be a write cut short, or a complete write whose other
+ * copies are on the memory that does not answer: writing into either
+ * cell could tear the last complete one, so it waits until it can tell,
+ * and then goes on. lib/pmp.c's cells: 112 bytes with VALUE_MAX 64.
+ */
+TEST_F(cons, reopened_proposer_waits_to_tell_its_last_complete_write)
+{
+	struct proposer pr = {
+		.rm = self->p[1], .alg = SACRED_DISK_PAXOS,
+		.region = DISK_BASE + 5, .me = 1, .value = "first",
+	};
+	struct sacred_pmp_attr a = {
+		.rm = self->p[1],
+		.region_id = DISK_BASE + 5,
+		.alg = SACRED_DISK_PAXOS,
+		.nr_procs = NR_PROCS,
+		.me = 1,
+		.value_max = VALUE_MAX,
+		.timeout_ms = 1500,
+	};
+	uint8_t payload[24] = { 0 }, cell[112];
+	char out[VALUE_MAX];
+	struct sacred_pmp *p;
+	uint64_t mbal = htole64(1000);
+	unsigned int tries;
+	size_t len;
+	int ret;
+
+	propose_thread(&pr);
+	ASSERT_EQ(0, pr.ret);
+	/* P1's promise 1000, seq 100, in cell 0 of its slot, memory 0 only. */
+	memcpy(payload, &mbal, sizeof(mbal));
+	ASSERT_EQ(0, sacred_cell_encode(cell, sizeof(cell), 100, PID(1),
+					payload, sizeof(payload)));
+	ASSERT_EQ(0, sacred_write(sacred_rmem_conn(self->p[1], 0),
+				  DISK_BASE + 5, 2 * 112, cell, sizeof(cell)));
+
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	ASSERT_EQ(0, sacred_pmp_open(&a, &p));
+	EXPECT_EQ(-ENOTCONN, sacred_pmp_propose(p, "x", 2, out, sizeof(out),
+						&len));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_UP, 0, NULL));
+	for (tries = 0; tries < 4; tries++) {
+		sacred_rmem_revive(self->p[1]);
+		ret = sacred_pmp_propose(p, "x", 2, out, sizeof(out), &len);
+		if (ret != -ENOTCONN && ret != -ECONNRESET)
+			break;
+	}
+	EXPECT_EQ(0, ret);
+	EXPECT_STREQ("first", out);
+	sacred_pmp_close(p);
 }
 
 TEST_HARNESS_MAIN

@@ -220,6 +220,73 @@ TEST_F(prims, torn_cell_is_never_taken)
 	sacred_slots_close(r);
 }
 
+/* Cell @cell of slot 0 of OWNED (48-byte payloads) on memory @i, decoded. */
+static int raw_cell(struct sacred_rmem *rm, unsigned int i, unsigned int cell,
+		    uint8_t *buf, struct sacred_cell_view *v)
+{
+	int ret = sacred_read(sacred_rmem_conn(rm, i), OWNED, cell * 72, buf,
+			      72);
+
+	return ret ?: sacred_cell_decode(buf, 72, v);
+}
+
+/*
+ * A writer that opens its region again has lost which cell holds its last
+ * complete write. A newer cell on one memory only is a write cut short:
+ * the next write goes over it, never over the complete one. With a
+ * memory not answering, it cannot be told: writes wait until it can.
+ */
+TEST_F(prims, reopened_writer_never_writes_over_its_last_complete_cell)
+{
+	struct sacred_slots *w;
+	struct sacred_cell_view v;
+	uint8_t cell[72];
+	unsigned int i, tries;
+	int ret;
+
+	ASSERT_EQ(0, sacred_slots_open(self->p[0], OWNED, 48, 1, 0, &w));
+	ASSERT_EQ(0, sacred_slots_write(w, 0, "A", 2));	/* cell 0, seq 1 */
+	ASSERT_EQ(0, sacred_slots_write(w, 0, "B", 2));	/* cell 1, seq 2 */
+	sacred_slots_close(w);
+	/* "C", seq 3, cut short: on memory 0 only, in cell 0. */
+	ASSERT_EQ(0, sacred_cell_encode(cell, 72, 3, PID(0), "C", 2));
+	ASSERT_EQ(0, raw_write(self->p[0], 0, OWNED, 0, cell, 72));
+
+	ASSERT_EQ(0, sacred_slots_open(self->p[0], OWNED, 48, 1, 0, &w));
+	ASSERT_EQ(0, sacred_slots_write(w, 0, "D", 2));
+	sacred_slots_close(w);
+	for (i = 1; i < NR_MEMS; i++) {
+		ASSERT_EQ(0, raw_cell(self->p[0], i, 1, cell, &v));
+		EXPECT_EQ(2, v.seq);		/* "B" kept */
+		ASSERT_EQ(0, raw_cell(self->p[0], i, 0, cell, &v));
+		EXPECT_EQ(4, v.seq);		/* "D" over "A" */
+		EXPECT_STREQ("D", (const char *)v.data);
+	}
+
+	/* "E", seq 10, cut short in cell 1; memory 2 does not answer. */
+	ASSERT_EQ(0, sacred_cell_encode(cell, 72, 10, PID(0), "E", 2));
+	ASSERT_EQ(0, raw_write(self->p[0], 0, OWNED, 72, cell, 72));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	ASSERT_EQ(0, sacred_slots_open(self->p[0], OWNED, 48, 1, 0, &w));
+	EXPECT_EQ(-ENOTCONN, sacred_slots_write(w, 0, "F", 2));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_UP, 0, NULL));
+	for (tries = 0; tries < 4; tries++) {
+		sacred_rmem_revive(self->p[0]);
+		ret = sacred_slots_write(w, 0, "F", 2);
+		if (ret != -ENOTCONN && ret != -ECONNRESET)
+			break;
+	}
+	ASSERT_EQ(0, ret);
+	sacred_slots_close(w);
+	ASSERT_EQ(0, raw_cell(self->p[0], 1, 0, cell, &v));
+	EXPECT_STREQ("D", (const char *)v.data);	/* kept */
+	ASSERT_EQ(0, raw_cell(self->p[0], 1, 1, cell, &v));
+	EXPECT_STREQ("F", (const char *)v.data);
+	EXPECT_EQ(11, v.seq);
+}
+
 TEST_F(prims, shared_region_newest_cell_wins)
 {
 	struct sacred_slots *s[NR_PROCS];
