@@ -74,10 +74,10 @@ module:
 
 lib: lib/libsacred.a lib/$(SONAME)
 
-lib/%.o: lib/%.c lib/sacred.h include/uapi/linux/sacred.h
+lib/%.o: lib/%.c $(wildcard lib/*.h) include/uapi/linux/sacred.h
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-lib/%.pic.o: lib/%.c lib/sacred.h include/uapi/linux/sacred.h
+lib/%.pic.o: lib/%.c $(wildcard lib/*.h) include/uapi/linux/sacred.h
 	$(CC) $(CFLAGS) -fPIC -fvisibility=default -c -o $@ $<
 
 lib/libsacred.a: $(LIB_OBJS)

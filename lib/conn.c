@@ -73,6 +73,7 @@
 
 #include <sodium.h>
 
+#include "internal.h"
 #include "sacred.h"
 
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
@@ -876,15 +877,13 @@ static void conn_prove(struct sacred_conn *conn,
 {
 	static const char label[] = SACRED_CONNECT_LABEL;
 	crypto_auth_hmacsha256_state st;
-	struct timespec ts;
 	uint64_t c;
 	struct {
 		uint32_t process_id;
 		uint64_t counter;
 	} __attribute__((packed)) msg;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	c = (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+	c = sacred_clock_ns();
 	if (c <= conn->counter)
 		c = conn->counter + 1;
 	conn->counter = c;

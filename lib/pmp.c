@@ -14,7 +14,8 @@
  * roles only when the new write is on a quorum: a torn or failed write
  * can never destroy the newest completed one. A process that opens its
  * slot again finds that cell from the memories (pmp_find_good()), or
- * writes nothing until it can. A cell holds
+ * writes nothing until it can, and numbers its cells above those it sees
+ * and above the real-time clock (lib/internal.h). A cell holds
  *
  *   __le64 mbal    the highest proposal number the process has promised
  *   __le64 bal     the proposal number of the value it accepted, 0: none
@@ -60,6 +61,7 @@
 
 #include <sodium.h>
 
+#include "internal.h"
 #include "sacred.h"
 
 #define PMP_HDR		24	/* mbal, bal, len, pad */
@@ -370,6 +372,7 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 	struct sacred_rmem_result res;
 	struct sacred_pmp *p;
 	unsigned int i, k, n, writers = 0;
+	uint64_t now;
 	int ret;
 
 	if (!attr || !pp || !attr->rm || !attr->nr_procs ||
@@ -469,6 +472,10 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 	if (p->max_seen)
 		p->fast_ok = false;
 	pmp_find_good(p, &res);
+	/* Above own cells on memories that did not answer too (internal.h). */
+	now = sacred_clock_ns();
+	if (p->seq < now)
+		p->seq = now;
 	*pp = p;
 	return 0;
 

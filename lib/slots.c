@@ -21,8 +21,10 @@
  * (In a shared region this holds per writer only.)
  *
  * Opening an owned region as its writer reads every slot once, so that a
- * restarted writer goes on above the sequence numbers it used before, and
- * finds which cell holds its last complete write (slots_find_good()).
+ * restarted writer goes on above the sequence numbers it used before -
+ * and above the real-time clock, for those on memories that do not answer
+ * now - and finds which cell holds its last complete write
+ * (slots_find_good()).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -30,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "sacred.h"
 
 /**
@@ -253,10 +256,19 @@ int sacred_slots_open(struct sacred_rmem *rm, uint32_t region_id,
 	 * finds which cell holds its last complete write.
 	 */
 	if (s->writer) {
+		/*
+		 * And above what it wrote where nobody answers now: a cell of
+		 * its own that is newer than every one seen would hide a new
+		 * write there, or tie with it (internal.h).
+		 */
+		uint64_t floor = s->shared ? 0 : sacred_clock_ns();
+
 		for (i = 0; i < nr_slots; i++) {
 			ret = slots_find_good(s, i);
 			if (ret)
 				goto err;
+			if (s->seq[i] < floor)
+				s->seq[i] = floor;
 		}
 	}
 	*sp = s;

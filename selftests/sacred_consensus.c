@@ -424,18 +424,28 @@ TEST_F(cons, reopened_proposer_waits_to_tell_its_last_complete_write)
 		.timeout_ms = 1500,
 	};
 	uint8_t payload[24] = { 0 }, cell[112];
+	uint64_t mbal = htole64(1000), seq = 0;
+	struct sacred_cell_view v;
 	char out[VALUE_MAX];
 	struct sacred_pmp *p;
-	uint64_t mbal = htole64(1000);
-	unsigned int tries;
+	unsigned int i, tries;
 	size_t len;
 	int ret;
 
 	propose_thread(&pr);
 	ASSERT_EQ(0, pr.ret);
-	/* P1's promise 1000, seq 100, in cell 0 of its slot, memory 0 only. */
+	/* Newer than P1's two cells (memory 0 has both). */
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, sacred_read(sacred_rmem_conn(self->p[1], 0),
+					 DISK_BASE + 5, (2 + i) * 112, cell,
+					 sizeof(cell)));
+		ASSERT_EQ(0, sacred_cell_decode(cell, sizeof(cell), &v));
+		if (v.seq > seq)
+			seq = v.seq;
+	}
+	/* P1's promise 1000, in cell 0 of its slot, memory 0 only. */
 	memcpy(payload, &mbal, sizeof(mbal));
-	ASSERT_EQ(0, sacred_cell_encode(cell, sizeof(cell), 100, PID(1),
+	ASSERT_EQ(0, sacred_cell_encode(cell, sizeof(cell), seq + 1, PID(1),
 					payload, sizeof(payload)));
 	ASSERT_EQ(0, sacred_write(sacred_rmem_conn(self->p[1], 0),
 				  DISK_BASE + 5, 2 * 112, cell, sizeof(cell)));
