@@ -104,6 +104,15 @@ static int slots_newest(const struct sacred_slots *s, uint8_t *const *bufs,
 	return found ? 0 : -ENODATA;
 }
 
+/* Both cells of @slot from a quorum (@all: from every memory that answers). */
+static int slots_read_pair(struct sacred_slots *s, unsigned int slot,
+			   bool all, struct sacred_rmem_result *res)
+{
+	return sacred_rmem_read(s->rm, s->region_id, slot_offset(s, slot),
+				(void *const *)s->bufs, 2 * s->cell_size, all,
+				res);
+}
+
 /*
  * Read slot @slot from a quorum: the newest valid cell of all into @best
  * (pointing into the read buffers). Returns 0, -ENODATA if no memory has
@@ -116,9 +125,7 @@ static int slots_fetch(struct sacred_slots *s, unsigned int slot,
 	struct sacred_rmem_result res;
 	int ret;
 
-	ret = sacred_rmem_read(s->rm, s->region_id, slot_offset(s, slot),
-			       (void *const *)s->bufs, 2 * s->cell_size, all,
-			       &res);
+	ret = slots_read_pair(s, slot, all, &res);
 	if (ret)
 		return ret;
 	return slots_newest(s, s->bufs, 0, &res, best, cell);
@@ -143,9 +150,7 @@ static int slots_find_good(struct sacred_slots *s, unsigned int slot)
 	struct sacred_cell_view best, v;
 	int ret;
 
-	ret = sacred_rmem_read(s->rm, s->region_id, slot_offset(s, slot),
-			       (void *const *)s->bufs, 2 * s->cell_size, true,
-			       &res);
+	ret = slots_read_pair(s, slot, true, &res);
 	if (ret)
 		return ret;
 	for (k = 0; k < n; k++) {
