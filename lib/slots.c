@@ -174,7 +174,8 @@ static int slots_find_good(struct sacred_slots *s, unsigned int slot)
 		return 0;
 	if (best.seq > s->seq[slot])
 		s->seq[slot] = best.seq;
-	if (have >= sacred_rmem_quorum(s->rm))
+	/* Shared: every writer's cells are the same two; as before. */
+	if (s->shared || have >= sacred_rmem_quorum(s->rm))
 		s->good[slot] = cell;
 	else if (answered == n)
 		s->good[slot] = 1 - cell;
