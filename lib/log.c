@@ -280,15 +280,22 @@ static void log_scan_metas(struct sacred_log *l, uint32_t ok, uint64_t *mbal,
 	}
 }
 
+/* Every meta from a quorum into l->bufs; @res says who answered. */
+static int log_fetch_metas(struct sacred_log *l,
+			   struct sacred_rmem_result *res)
+{
+	return sacred_rmem_read(l->a.rm, l->a.log_region, 0,
+				(void *const *)l->bufs,
+				log_meta_off(l, l->a.nr_procs, 0), false, res);
+}
+
 static int log_read_metas(struct sacred_log *l, uint64_t *mbal,
 			  uint64_t *commit)
 {
 	struct sacred_rmem_result res;
 	int ret;
 
-	ret = sacred_rmem_read(l->a.rm, l->a.log_region, 0,
-			       (void *const *)l->bufs,
-			       log_meta_off(l, l->a.nr_procs, 0), false, &res);
+	ret = log_fetch_metas(l, &res);
 	l->stats.round_trips++;
 	if (ret)
 		return ret;
@@ -653,10 +660,7 @@ int sacred_log_open(const struct sacred_log_attr *attr,
 	if (!ret)
 		ret = sacred_rmem_attach(attr->rm, attr->hb_region, NULL);
 	if (!ret)
-		ret = sacred_rmem_read(attr->rm, attr->log_region, 0,
-				       (void *const *)l->bufs,
-				       log_meta_off(l, attr->nr_procs, 0), false,
-				       &res);
+		ret = log_fetch_metas(l, &res);
 	if (!ret && log_led_before(l, res.ok))
 		ret = -EEXIST;
 	if (ret)
