@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause */
 /*
  * libsacred - helpers the library's files share; not installed, not part
- * of the API.
+ * of the API. Both serve a writer that opens its cells again.
  */
 #ifndef SACRED_LIB_INTERNAL_H
 #define SACRED_LIB_INTERNAL_H
@@ -22,6 +22,28 @@ static inline uint64_t sacred_clock_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+/*
+ * Which of a slot's two cells holds its writer's last complete write, for
+ * a writer that opens the slot again and no longer knows (lib/slots.c,
+ * lib/pmp.c): its newest cell is in cell @newest, and @have of the
+ * @answered memories (of @nr_mems; @quorum a majority) hold it. That cell,
+ * if a quorum holds it; the other one, if every memory answered and fewer
+ * hold it (a write cut short: the next write goes over it). Otherwise it
+ * cannot be told - a memory that did not answer may hold it or not - and
+ * a write into either cell, if torn, could destroy the last complete one:
+ * -1, write nothing until a later read tells.
+ */
+static inline int sacred_good_cell(unsigned int newest, unsigned int have,
+				   unsigned int answered, unsigned int nr_mems,
+				   unsigned int quorum)
+{
+	if (have >= quorum)
+		return newest;
+	if (answered == nr_mems)
+		return 1 - newest;
+	return -1;
 }
 
 #endif /* SACRED_LIB_INTERNAL_H */

@@ -297,14 +297,10 @@ static void pmp_backoff(unsigned int attempt)
 }
 
 /*
- * Which own cell holds the last write a quorum took, from a read of the
- * region (@res: who answered) - what a process that opens the slot again
- * after a crash does not know. The newest own cell, if a quorum of
- * memories holds it; the other one if every memory answered and fewer
- * hold it (a write cut short: the next one goes over it). Otherwise it
- * cannot be told - the memories that did not answer may hold it or not -
- * and writing into either cell could tear the last complete write: the
- * slot is @unsure until a read tells (pmp_settle()).
+ * Which own cell holds the last write a quorum took - what a process that
+ * opens its slot again after a crash does not know - from a read of the
+ * region (@res: who answered), by sacred_good_cell()'s rule; @unsure when
+ * it cannot be told yet (pmp_settle() reads again).
  */
 static void pmp_find_good(struct sacred_pmp *p,
 			  const struct sacred_rmem_result *res)
@@ -313,6 +309,7 @@ static void pmp_find_good(struct sacred_pmp *p,
 	unsigned int answered = 0, have = 0, cell = 0, c;
 	uint64_t newest = 0, seq;
 	struct pmp_slot s;
+	int good;
 
 	for (k = 0; k < n; k++) {
 		if (!(res->ok & (1U << k)))
@@ -331,12 +328,11 @@ static void pmp_find_good(struct sacred_pmp *p,
 	p->unsure = false;
 	if (!newest)
 		return;
-	if (have >= sacred_rmem_quorum(p->rm))
-		p->good = cell;
-	else if (answered == n)
-		p->good = 1 - cell;
-	else
-		p->unsure = true;
+	good = sacred_good_cell(cell, have, answered, n,
+				sacred_rmem_quorum(p->rm));
+	p->unsure = good < 0;
+	if (!p->unsure)
+		p->good = good;
 }
 
 /* Read every memory again until pmp_find_good() can tell: 0, -ENOTCONN. */

@@ -132,15 +132,13 @@ static int slots_fetch(struct sacred_slots *s, unsigned int slot,
 }
 
 /*
- * For the writer of an owned region that opens it again (after a crash,
- * say), which cell of @slot holds its last write a quorum took, from a
- * read of every memory that answers: the newest cell, if a quorum of
- * memories holds it; the other one, if every memory answered and fewer
- * hold it (a write cut short: the next one goes over it). Otherwise it
- * cannot be told - the memories that did not answer may hold it or not -
- * and a write into either cell, if torn, could destroy the last complete
- * one: the slot is unsure, and writes wait (-ENOTCONN) until a read tells.
- * Sets the slot's seq above every cell seen. Returns 0 or the read's error.
+ * For a writer that opens the region again (after a crash, say), which
+ * cell of @slot holds its last write a quorum took, from a read of every
+ * memory that answers: in an owned region by sacred_good_cell()'s rule -
+ * the slot is unsure, and writes wait (-ENOTCONN), while it cannot be
+ * told; in a shared one, where every writer's cells are the same two, the
+ * newest cell. Sets the slot's seq above every cell seen. Returns 0 or the
+ * read's error.
  */
 static int slots_find_good(struct sacred_slots *s, unsigned int slot)
 {
@@ -148,7 +146,7 @@ static int slots_find_good(struct sacred_slots *s, unsigned int slot)
 	unsigned int answered = 0, have = 0, cell = 0, c;
 	struct sacred_rmem_result res, one;
 	struct sacred_cell_view best, v;
-	int ret;
+	int good, ret;
 
 	ret = slots_read_pair(s, slot, true, &res);
 	if (ret)
@@ -174,13 +172,12 @@ static int slots_find_good(struct sacred_slots *s, unsigned int slot)
 		return 0;
 	if (best.seq > s->seq[slot])
 		s->seq[slot] = best.seq;
-	/* Shared: every writer's cells are the same two; as before. */
-	if (s->shared || have >= sacred_rmem_quorum(s->rm))
-		s->good[slot] = cell;
-	else if (answered == n)
-		s->good[slot] = 1 - cell;
-	else
-		s->unsure[slot] = 1;
+	good = s->shared ? (int)cell :
+	       sacred_good_cell(cell, have, answered, n,
+				sacred_rmem_quorum(s->rm));
+	s->unsure[slot] = good < 0;
+	if (good >= 0)
+		s->good[slot] = good;
 	return 0;
 }
 
