@@ -428,9 +428,8 @@ TEST_F(cons, reopened_proposer_waits_to_tell_its_last_complete_write)
 	struct sacred_cell_view v;
 	char out[VALUE_MAX];
 	struct sacred_pmp *p;
-	unsigned int i, tries;
+	unsigned int i;
 	size_t len;
-	int ret;
 
 	propose_thread(&pr);
 	ASSERT_EQ(0, pr.ret);
@@ -457,13 +456,9 @@ TEST_F(cons, reopened_proposer_waits_to_tell_its_last_complete_write)
 						&len));
 	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
 				    SACRED_MEM_UP, 0, NULL));
-	for (tries = 0; tries < 4; tries++) {
-		sacred_rmem_revive(self->p[1]);
-		ret = sacred_pmp_propose(p, "x", 2, out, sizeof(out), &len);
-		if (ret != -ENOTCONN && ret != -ECONNRESET)
-			break;
-	}
-	EXPECT_EQ(0, ret);
+	EXPECT_EQ(0, after_revive(self->p[1], 4,
+				  sacred_pmp_propose(p, "x", 2, out,
+						     sizeof(out), &len)));
 	EXPECT_STREQ("first", out);
 	sacred_pmp_close(p);
 }

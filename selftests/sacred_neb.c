@@ -249,7 +249,7 @@ TEST_F(neb, copy_left_on_a_minority_is_written_again)
 	uint8_t rec[NEB_REC_HDR + MSG_MAX];
 	char out0[MSG_MAX], out1[MSG_MAX];
 	struct sacred_cell_view v;
-	int r1, ret, tries;
+	int r1;
 
 	ASSERT_EQ(0, sacred_neb_broadcast(self->n[BYZ], 0, "yes", 4));
 	ASSERT_EQ(0, sacred_slots_open(self->rm[0], NEB_BASE + BYZ,
@@ -274,20 +274,11 @@ TEST_F(neb, copy_left_on_a_minority_is_written_again)
 	ASSERT_EQ(0, mem_state(self, 2, SACRED_MEM_UP));
 	ASSERT_EQ(0, mem_state(self, 0, SACRED_MEM_DOWN));
 	/* Connections to a memory that went down are found broken in use. */
-	for (tries = 0; tries < 3; tries++) {
-		sacred_rmem_revive(self->rm[BYZ]);
-		ret = sacred_neb_misbehave(self->n[BYZ], SACRED_NEB_EQUIVOCATE,
-					   0, 0, "no", 3);
-		if (ret != -ECONNRESET && ret != -ENOTCONN)
-			break;
-	}
-	ASSERT_EQ(0, ret);
-	for (tries = 0; tries < 3; tries++) {
-		sacred_rmem_revive(self->rm[1]);
-		r1 = deliver(self, 1, BYZ, 0, out1);
-		if (r1 != -ECONNRESET && r1 != -ENOTCONN)
-			break;
-	}
+	ASSERT_EQ(0, after_revive(self->rm[BYZ], 3,
+				  sacred_neb_misbehave(self->n[BYZ],
+						       SACRED_NEB_EQUIVOCATE,
+						       0, 0, "no", 3)));
+	r1 = after_revive(self->rm[1], 3, deliver(self, 1, BYZ, 0, out1));
 	TH_LOG("P1: %d %s", r1, r1 ? "" : out1);
 	EXPECT_EQ(-EPROTO, r1);
 	ASSERT_EQ(0, mem_state(self, 0, SACRED_MEM_UP));

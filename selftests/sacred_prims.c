@@ -245,8 +245,7 @@ TEST_F(prims, reopened_writer_never_writes_over_its_last_complete_cell)
 	struct sacred_cell_view v;
 	uint64_t b, d;
 	uint8_t cell[72];
-	unsigned int i, tries;
-	int ret;
+	unsigned int i;
 
 	ASSERT_EQ(0, sacred_slots_open(self->p[0], OWNED, 48, 1, 0, &w));
 	ASSERT_EQ(0, sacred_slots_write(w, 0, "A", 2));	/* cell 0 */
@@ -279,13 +278,8 @@ TEST_F(prims, reopened_writer_never_writes_over_its_last_complete_cell)
 	EXPECT_EQ(-ENOTCONN, sacred_slots_write(w, 0, "F", 2));
 	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
 				    SACRED_MEM_UP, 0, NULL));
-	for (tries = 0; tries < 4; tries++) {
-		sacred_rmem_revive(self->p[0]);
-		ret = sacred_slots_write(w, 0, "F", 2);
-		if (ret != -ENOTCONN && ret != -ECONNRESET)
-			break;
-	}
-	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, after_revive(self->p[0], 4,
+				  sacred_slots_write(w, 0, "F", 2)));
 	sacred_slots_close(w);
 	ASSERT_EQ(0, raw_cell(self->p[0], 1, 0, cell, &v));
 	EXPECT_STREQ("D", (const char *)v.data);	/* kept */
@@ -306,8 +300,6 @@ TEST_F(prims, reopened_writer_numbers_above_cells_it_cannot_see)
 	struct sacred_cell_view v;
 	uint8_t cell[72];
 	char buf[64];
-	unsigned int tries;
-	int ret;
 
 	ASSERT_EQ(0, sacred_slots_open(self->p[0], OWNED, 48, 1, 0, &w));
 	ASSERT_EQ(0, sacred_slots_write(w, 0, "old", 4));	/* cell 0 */
@@ -330,13 +322,9 @@ TEST_F(prims, reopened_writer_numbers_above_cells_it_cannot_see)
 	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
 				    SACRED_MEM_DOWN, 0, NULL));
 	ASSERT_EQ(0, sacred_slots_open(self->p[1], OWNED, 48, 1, 0, &r));
-	for (tries = 0; tries < 4; tries++) {
-		sacred_rmem_revive(self->p[1]);
-		ret = sacred_slots_read(r, 0, buf, sizeof(buf), &v);
-		if (ret != -ENOTCONN && ret != -ECONNRESET)
-			break;
-	}
-	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, after_revive(self->p[1], 4,
+				  sacred_slots_read(r, 0, buf, sizeof(buf),
+						    &v)));
 	EXPECT_STREQ("new", buf);
 	sacred_slots_close(r);
 	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,

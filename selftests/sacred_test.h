@@ -31,6 +31,25 @@
 #define TEST_TIMEOUT_DEFAULT 120
 #endif
 
+/*
+ * Evaluate @expr (0 or a negative errno) up to @tries times, reconnecting
+ * the replicated memory @rm's memories before each: a memory that was
+ * down, or a connection the kernel fenced, is found broken only in use.
+ * Stops at the first result other than -ECONNRESET and -ENOTCONN, and
+ * evaluates to the last result.
+ */
+#define after_revive(rm, tries, expr) ({				\
+	int __ret = -ENOTCONN;						\
+									\
+	for (int __t = 0; __t < (tries); __t++) {			\
+		sacred_rmem_revive(rm);					\
+		__ret = (expr);						\
+		if (__ret != -ECONNRESET && __ret != -ENOTCONN)		\
+			break;						\
+	}								\
+	__ret;								\
+})
+
 /* Run a shell command quietly; returns its exit status or -1. */
 static inline int sh(const char *fmt, ...)
 {
