@@ -426,7 +426,15 @@ static int sacred_perm_settle(struct sacred_region *region,
 		if (ops[i].fence)
 			sacred_conn_fence_start(ops[i].fence);
 	if (reg) {
-		/* @via may have been fenced in round 1 (sacred_wait()). */
+		/*
+		 * @via may have been fenced in round 1 (sacred_wait()):
+		 * nothing is posted then, yet sacred_grant_reg_done() still
+		 * replaces the MR. The requester's own access may be what
+		 * narrows, and its MR lives in its PD, which its next
+		 * connection shares: the old key must die with this change.
+		 * (sacred_grant_register() needs no such step: at attach the
+		 * grant never holds more than the ACL entry's @cur.)
+		 */
 		sacred_wait_init(&reg_w);
 		ret = sacred_conn_usable(via) ?
 		      sacred_grant_post_reg(reg, via, reg_access, &reg_w) :
