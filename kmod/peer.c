@@ -761,15 +761,6 @@ err_free:
 	return ERR_PTR(ret);
 }
 
-/* Undo sacred_conn_create() for a connection that was never accepted. */
-static void sacred_conn_abort(struct sacred_conn *conn)
-{
-	rdma_destroy_qp(conn->cm_id);
-	ib_free_cq(conn->cq);
-	conn->cm_id->context = NULL;
-	sacred_conn_free(conn);
-}
-
 /**
  * sacred_peer_get() - look up, and maybe create, the peer of a process
  * @mem: the instance
@@ -840,7 +831,9 @@ static int sacred_peer_reject(struct rdma_cm_id *cm_id, u16 reason)
  * and accepts it.
  *
  * Context: the listener's rdma_cm event handler; takes mem->lock.
- * Return: 0 when accepted; non-zero to make rdma_cm destroy @cm_id.
+ * Return: 0 when the connection was built (accepted, or handed to its
+ * release work when the accept failed); non-zero to make rdma_cm destroy
+ * @cm_id.
  */
 int sacred_peer_connect_request(struct sacred_mem *mem,
 				struct rdma_cm_id *cm_id,
@@ -854,7 +847,6 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 	struct sacred_peer *peer;
 	struct sacred_conn *conn;
 	u32 pid;
-	int ret;
 
 	/* Shorter private data (iWARP) is read as padded with zeros. */
 	if (!param->private_data ||
@@ -925,13 +917,16 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 					   ibdev->attrs.max_qp_rd_atom);
 	accept.initiator_depth = 0;
 	accept.rnr_retry_count = 7;
-	ret = rdma_accept(cm_id, &accept);
-	if (ret) {
-		peer->conn = NULL;
-		mutex_unlock(&mem->lock);
-		sacred_conn_abort(conn);
-		return ret;
-	}
+	/*
+	 * If the accept fails (the process gave up and its REJ came first,
+	 * or the device refused what the request asked), rdma_accept() has
+	 * moved the QP to ERR: the receives posted on it flush, and their
+	 * completions may have queued the release already. So the release
+	 * work takes the connection down, as any broken one, and the id is
+	 * ours to destroy there: 0 either way.
+	 */
+	if (rdma_accept(cm_id, &accept))
+		sacred_conn_queue_release(conn);
 	mutex_unlock(&mem->lock);
 	return 0;
 }
