@@ -284,6 +284,21 @@ static void sacred_conn_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 			sacred_conn_queue_release(conn);
 		return;
 	}
+	/*
+	 * Requests come as plain SENDs. An RDMA WRITE with immediate also
+	 * takes a receive, with no bytes in its buffer (byte_len is the
+	 * write's), and a SEND with invalidate is not what the protocol
+	 * sends: either one is a process breaking the protocol, not a
+	 * request to answer, and ends its connection.
+	 */
+	if (wc->opcode != IB_WC_RECV ||
+	    (wc->wc_flags & (IB_WC_WITH_IMM | IB_WC_WITH_INVALIDATE))) {
+		pr_warn_ratelimited("process %u: not a plain SEND (opcode %d, flags %#x): disconnecting\n",
+				    conn->peer->process_id, wc->opcode,
+				    wc->wc_flags);
+		sacred_conn_queue_release(conn);
+		return;
+	}
 
 	slot->len = wc->byte_len;
 	spin_lock_irqsave(&conn->lock, flags);

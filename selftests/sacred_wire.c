@@ -429,6 +429,144 @@ TEST_F(wire, oversized_message_ends_the_connection_cleanly)
 }
 
 /*
+ * A zero-length RDMA WRITE with immediate needs no key, yet takes one of
+ * the instance's receives, with no request in its buffer: not a request
+ * to run (the buffer holds the last one), but a process breaking the
+ * protocol - its connection ends, and it may connect again.
+ */
+TEST_F(wire, write_with_immediate_ends_the_connection)
+{
+	struct sacred_wire_req req = attach_req(self->region, 1);
+	struct sacred_peer_info before = {}, p7 = {};
+	struct ibv_send_wr wr = {}, *bad;
+	struct sacred_wire_reply rep;
+	struct ibv_wc wc;
+	int i;
+
+	ASSERT_EQ(0, raw_connect_ok(self, 7));
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	ASSERT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+	ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer7,
+				      &before));
+	ASSERT_EQ(1, before.connected);
+
+	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr.imm_data = htonl(0x5ac);
+	wr.send_flags = IBV_SEND_SIGNALED;
+	ASSERT_EQ(0, ibv_post_send(self->raw.id->qp, &wr, &bad));
+	ASSERT_LT(0, rdma_get_send_comp(self->raw.id, &wc));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	for (i = 0; i < 300; i++) {
+		ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer7,
+					      &p7));
+		if (!p7.connected)
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ(0, p7.connected);
+	EXPECT_EQ(before.requests, p7.requests);
+
+	ASSERT_EQ(0, raw_reconnect(self, 7));
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+}
+
+/* Wait for the next event on @ch; 0 if it is @type. */
+static int next_event(struct rdma_event_channel *ch,
+		      enum rdma_cm_event_type type)
+{
+	struct rdma_cm_event *ev;
+	int ret;
+
+	if (rdma_get_cm_event(ch, &ev))
+		return -errno;
+	ret = ev->event == type ? 0 : -EPROTO;
+	rdma_ack_cm_event(ev);
+	return ret;
+}
+
+/*
+ * Connect as @pid and give up at once: destroy the id while the instance
+ * may be between building the connection and accepting it (the REJ that
+ * the destroy sends can make its accept fail). 0 or -errno.
+ */
+static int abandoned_connect(FIXTURE_DATA(wire) *self, uint32_t pid)
+{
+	struct sacred_wire_conn_req req = {
+		.version = htole16(SACRED_WIRE_VERSION),
+		.process_id = htole32(pid),
+	};
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
+	struct rdma_conn_param param = {
+		.private_data = &req,
+		.private_data_len = sizeof(req),
+		.initiator_depth = 1,
+		.rnr_retry_count = 6,
+		.retry_count = 7,
+	};
+	struct ibv_qp_init_attr attr = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id = NULL;
+	int ret;
+
+	ch = rdma_create_event_channel();
+	if (!ch)
+		return -errno;
+	ret = rdma_getaddrinfo(self->host, self->port, &hints, &res) ? -errno : 0;
+	if (ret)
+		goto out_ch;
+	ret = rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ? -errno : 0;
+	if (!ret)
+		ret = rdma_resolve_addr(id, NULL, res->ai_dst_addr, 2000) ?
+		      -errno : next_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	rdma_freeaddrinfo(res);
+	if (!ret)
+		ret = rdma_resolve_route(id, 2000) ?
+		      -errno : next_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	if (!ret)
+		ret = rdma_create_qp(id, NULL, &attr) ? -errno : 0;
+	if (!ret) {
+		ret = rdma_connect(id, &param) ? -errno : 0;
+		rdma_destroy_qp(id);
+	}
+	if (id)
+		rdma_destroy_id(id);
+out_ch:
+	rdma_destroy_event_channel(ch);
+	return ret;
+}
+
+/*
+ * Processes that connect and give up at once, over and over: whatever
+ * moment each one's REJ meets the instance's accept, nothing is left
+ * behind - the process connects normally afterwards, and holds no MR
+ * but those of its grants. (Under the debug kernel's KASAN and kmemleak
+ * a connection freed twice, or never, shows in the log.)
+ */
+TEST_F(wire, connects_given_up_at_once_leave_nothing_behind)
+{
+	struct sacred_wire_req req = attach_req(self->region, 1);
+	struct sacred_peer_info p7 = {};
+	struct sacred_wire_reply rep;
+	int i;
+
+	for (i = 0; i < 40; i++)
+		ASSERT_EQ(0, abandoned_connect(self, 7));
+	ASSERT_EQ(0, raw_reconnect(self, 7));
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+	ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer7, &p7));
+	EXPECT_EQ(1, p7.connected);
+	TH_LOG("process 7: %llu connects, %u MRs",
+	       (unsigned long long)p7.connects, p7.mrs);
+	EXPECT_EQ(1, p7.mrs);
+}
+
+/*
  * 64 requests back to back, four times the credits: the instance answers
  * them all, in order, holding only 16 buffers (the rest wait in RNR
  * retries on the process's side).
