@@ -527,14 +527,14 @@ int sacred_perm_change(struct sacred_region *region,
 
 	lockdep_assert_held(&region->mem->lock);
 
-	ops = kcalloc(region->nr_acl + 1, sizeof(*ops), GFP_KERNEL);
+	ops = kvcalloc(region->nr_acl + 1, sizeof(*ops), GFP_KERNEL);
 	if (!ops)
 		return -ENOMEM;
 	*reason = sacred_policy_decide(region, chg);
 	if (!*reason)
 		ret = sacred_perm_apply(region, ops, chg->via, chg->requester);
 	sacred_nl_notify_perm(region, chg, *reason);
-	kfree(ops);
+	kvfree(ops);
 	return ret;
 }
 
@@ -610,7 +610,7 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 	}
 
 	/* Room for the newcomers first: past this point nothing fails. */
-	ops = kcalloc(region->nr_acl + 1, sizeof(*ops), GFP_KERNEL);
+	ops = kvcalloc(region->nr_acl + 1, sizeof(*ops), GFP_KERNEL);
 	if (!ops)
 		return -ENOMEM;
 	xa_for_each(acl, pid, e) {
@@ -620,7 +620,7 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 			xa_for_each(acl, pid, e)
 				if (!xa_load(&region->acl, pid))
 					xa_release(&region->acl, pid);
-			kfree(ops);
+			kvfree(ops);
 			return -ENOMEM;
 		}
 	}
@@ -631,7 +631,7 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 		old->next = e ? e->cur : 0;
 	}
 	sacred_perm_settle(region, ops, NULL, NULL, 0);
-	kfree(ops);
+	kvfree(ops);
 
 	/* Install: members that leave go, the others take their new entry. */
 	xa_for_each(&region->acl, pid, old) {
