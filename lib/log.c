@@ -53,6 +53,16 @@
  * quorum read per area) and every meta, and deliver the entries below the
  * highest commit seen, in order.
  *
+ * A process that crashed may open the log again with its id. It starts
+ * from nothing: it delivers the log from index 0 again, numbers its cells
+ * above every one it wrote before (the real-time clock, lib/internal.h)
+ * and its ballots above its own last promise; and before it writes into
+ * one of its own cell pairs - its meta, or an area index - it reads the
+ * pair from every memory that answers to learn which cell holds its last
+ * write a quorum took (sacred_good_cell()). Until that can be told (a
+ * memory that did not answer may hold it) it writes nothing there: a
+ * takeover or an append fails with -ENOTCONN and is tried again.
+ *
  * The log has a fixed capacity (no trimming yet): appends beyond it fail
  * with -ENOSPC.
  *
@@ -66,12 +76,16 @@
 #include <string.h>
 #include <time.h>
 
+#include "internal.h"
 #include "sacred.h"
 
 #define LOG_META_HDR	16	/* mbal, commit */
 #define LOG_ENTRY_HDR	32	/* bal, index, commit, len, pad */
 
 enum { LOG_FOLLOWER, LOG_LEADER };
+
+/* A value of sacred_log.good[]: which own cell to keep is not known yet. */
+#define LOG_CELL_UNSURE	2
 
 /**
  * struct sacred_log - one process's view of a replicated log
@@ -85,7 +99,9 @@ enum { LOG_FOLLOWER, LOG_LEADER };
  * @max_seen: highest ballot seen anywhere
  * @seq: sequence number of own last cell
  * @meta_good: the own meta cell holding the last completed write
- * @good: per index, the own area cell holding the last completed write
+ * @meta_unsure: opened again, and @meta_good cannot be told yet
+ * @good: per index, the own area cell holding the last completed write,
+ *	or LOG_CELL_UNSURE
  * @next: leader: the next index to append
  * @committed: entries known decided: [0, @committed)
  * @applied: entries delivered to the callback
@@ -113,6 +129,7 @@ struct sacred_log {
 	uint64_t max_seen;
 	uint64_t seq;
 	uint8_t meta_good;
+	bool meta_unsure;
 	uint8_t *good;
 	uint64_t next;
 	uint64_t committed;
@@ -174,10 +191,9 @@ static uint64_t get64(const uint8_t *p)
 	return le64toh(v);
 }
 
-/* The newer valid cell of a pair, or NULL. */
-static const struct sacred_cell_view *
-log_pick(const uint8_t *pair, size_t cell, size_t hdr,
-	 struct sacred_cell_view *v)
+/* Which cell of a pair is the newer valid one (into @v), or -1. */
+static int log_pick(const uint8_t *pair, size_t cell, size_t hdr,
+		    struct sacred_cell_view *v)
 {
 	struct sacred_cell_view c[2];
 	bool ok[2];
@@ -186,13 +202,78 @@ log_pick(const uint8_t *pair, size_t cell, size_t hdr,
 	for (j = 0; j < 2; j++)
 		ok[j] = !sacred_cell_decode(pair + j * cell, cell, &c[j]) &&
 			c[j].len >= hdr;
-	if (ok[0] && (!ok[1] || sacred_cell_newer(&c[0], &c[1])))
-		*v = c[0];
-	else if (ok[1])
-		*v = c[1];
-	else
-		return NULL;
-	return v;
+	j = ok[0] && (!ok[1] || sacred_cell_newer(&c[0], &c[1])) ? 0 : 1;
+	if (!ok[j])
+		return -1;
+	*v = c[j];
+	return j;
+}
+
+/*
+ * For a process that opened the log again: which own cell of the pair at
+ * @off of l->bufs[k], for every memory k in @ok (those that answered a
+ * read of every memory), holds its last write a quorum took, by
+ * sacred_good_cell()'s rule - 0, 1 or LOG_CELL_UNSURE; @keep if no memory
+ * holds a valid cell of the pair. Raises l->seq above every cell seen.
+ */
+static int log_own_good(struct sacred_log *l, uint32_t ok, size_t off,
+			size_t cell, size_t hdr, int keep)
+{
+	unsigned int k, n = sacred_rmem_nr_mems(l->a.rm);
+	unsigned int answered = 0, have = 0;
+	struct sacred_cell_view v, best;
+	int c, newest = -1;
+
+	for (k = 0; k < n; k++) {
+		if (!(ok & (1U << k)))
+			continue;
+		answered++;
+		c = log_pick(l->bufs[k] + off, cell, hdr, &v);
+		if (c < 0)
+			continue;
+		if (newest < 0 || sacred_cell_newer(&v, &best)) {
+			best = v;
+			newest = c;
+			have = 1;
+		} else if (!sacred_cell_newer(&best, &v)) {
+			have++;
+		}
+	}
+	if (newest < 0)
+		return keep;
+	if (best.seq > l->seq)
+		l->seq = best.seq;
+	c = sacred_good_cell(newest, have, answered, n,
+			     sacred_rmem_quorum(l->a.rm));
+	return c < 0 ? LOG_CELL_UNSURE : c;
+}
+
+/*
+ * Opened again: the good cells of own area from index @i on (a batch),
+ * from a read of every memory that answers. Returns 0, -ENOTCONN while
+ * index @i's cannot be told, or the read's error.
+ */
+static int log_settle_area(struct sacred_log *l, uint64_t i)
+{
+	size_t pair = 2 * l->entry_cell;
+	struct sacred_rmem_result res;
+	uint64_t cnt = l->batch, j;
+	int ret;
+
+	if (cnt > l->a.capacity - i)
+		cnt = l->a.capacity - i;
+	ret = sacred_rmem_read(l->a.rm, l->a.log_region,
+			       log_entry_off(l, l->a.me, i, 0),
+			       (void *const *)l->bufs, cnt * pair, true, &res);
+	l->stats.round_trips++;
+	if (ret)
+		return ret;
+	for (j = 0; j < cnt; j++)
+		if (l->good[i + j] == LOG_CELL_UNSURE)
+			l->good[i + j] = log_own_good(l, res.ok, j * pair,
+						      l->entry_cell,
+						      LOG_ENTRY_HDR, 1);
+	return l->good[i] == LOG_CELL_UNSURE ? -ENOTCONN : 0;
 }
 
 /* Write @payload into own cell pair at @off (cells @size bytes). */
@@ -215,9 +296,15 @@ static int log_write_cell(struct sacred_log *l, uint64_t off, size_t size,
 static int log_write_entry(struct sacred_log *l, uint64_t i, uint64_t bal,
 			   const void *data, size_t len)
 {
-	uint8_t *payload = malloc(LOG_ENTRY_HDR + len);
+	uint8_t *payload;
 	int ret;
 
+	if (l->good[i] == LOG_CELL_UNSURE) {
+		ret = log_settle_area(l, i);
+		if (ret)
+			return ret;
+	}
+	payload = malloc(LOG_ENTRY_HDR + len);
 	if (!payload)
 		return -ENOMEM;
 	memset(payload, 0, LOG_ENTRY_HDR);
@@ -267,8 +354,8 @@ static void log_scan_metas(struct sacred_log *l, uint32_t ok, uint64_t *mbal,
 			struct sacred_cell_view v;
 			uint64_t x;
 
-			if (!log_pick(l->bufs[k] + log_meta_off(l, p, 0),
-				      l->meta_cell, LOG_META_HDR, &v))
+			if (log_pick(l->bufs[k] + log_meta_off(l, p, 0),
+				     l->meta_cell, LOG_META_HDR, &v) < 0)
 				continue;
 			x = get64(v.data);
 			if (p != l->a.me && x > *mbal)
@@ -301,6 +388,43 @@ static int log_read_metas(struct sacred_log *l, uint64_t *mbal,
 		return ret;
 	log_scan_metas(l, res.ok, mbal, commit);
 	return 0;
+}
+
+/*
+ * Opened again: own last promise, the others' highest, and which own meta
+ * cell holds the last write a quorum took, from a read of every memory
+ * that answers. Returns 0, -ENOTCONN while that cell cannot be told, or
+ * the read's error.
+ */
+static int log_settle_meta(struct sacred_log *l)
+{
+	unsigned int k, n = sacred_rmem_nr_mems(l->a.rm);
+	struct sacred_rmem_result res;
+	struct sacred_cell_view v;
+	uint64_t mbal, commit;
+	int good, ret;
+
+	ret = sacred_rmem_read(l->a.rm, l->a.log_region, 0,
+			       (void *const *)l->bufs,
+			       log_meta_off(l, l->a.nr_procs, 0), true, &res);
+	l->stats.round_trips++;
+	if (ret)
+		return ret;
+	log_scan_metas(l, res.ok, &mbal, &commit);
+	if (mbal > l->max_seen)
+		l->max_seen = mbal;
+	for (k = 0; k < n; k++)
+		if ((res.ok & (1U << k)) &&
+		    log_pick(l->bufs[k] + log_meta_off(l, l->a.me, 0),
+			     l->meta_cell, LOG_META_HDR, &v) >= 0 &&
+		    get64(v.data) > l->mbal)
+			l->mbal = get64(v.data);
+	good = log_own_good(l, res.ok, log_meta_off(l, l->a.me, 0),
+			    l->meta_cell, LOG_META_HDR, l->meta_good);
+	l->meta_unsure = good == LOG_CELL_UNSURE;
+	if (!l->meta_unsure)
+		l->meta_good = good;
+	return l->meta_unsure ? -ENOTCONN : 0;
 }
 
 /*
@@ -341,8 +465,9 @@ static int log_read_tail(struct sacred_log *l, uint64_t from,
 				uint64_t bal, c;
 				uint32_t len;
 
-				if (!log_pick(l->bufs[k] + j * 2 * l->entry_cell,
-					      l->entry_cell, LOG_ENTRY_HDR, &v))
+				if (log_pick(l->bufs[k] + j * 2 * l->entry_cell,
+					     l->entry_cell, LOG_ENTRY_HDR,
+					     &v) < 0)
 					continue;
 				d = v.data;
 				bal = get64(d);
@@ -398,7 +523,7 @@ static int log_takeover(struct sacred_log *l)
 	struct sacred_io ops[3];
 	struct sacred_rmem_result res;
 	uint8_t payload[LOG_META_HDR];
-	uint64_t b = log_next_ballot(l), mbal, commit, i;
+	uint64_t b, mbal, commit, i;
 	int cnt, j, ret;
 
 	l->stats.takeovers++;
@@ -406,6 +531,12 @@ static int log_takeover(struct sacred_log *l)
 	if (sacred_rmem_up(l->a.rm) !=
 	    (1U << sacred_rmem_nr_mems(l->a.rm)) - 1)
 		sacred_rmem_revive(l->a.rm);
+	if (l->meta_unsure) {
+		ret = log_settle_meta(l);
+		if (ret)
+			return ret;
+	}
+	b = log_next_ballot(l);
 
 	put64(payload, b);
 	put64(payload + 8, l->committed);
@@ -570,9 +701,32 @@ static bool log_led_before(struct sacred_log *l, uint32_t ok)
 	for (k = 0; k < n; k++)
 		if ((ok & (1U << k)) &&
 		    log_pick(l->bufs[k] + log_meta_off(l, l->a.me, 0),
-			     l->meta_cell, LOG_META_HDR, &v))
+			     l->meta_cell, LOG_META_HDR, &v) >= 0)
 			return true;
 	return false;
+}
+
+/* Own heartbeat counter: above what an earlier incarnation left. */
+static int log_hb_floor(struct sacred_log *l)
+{
+	unsigned int k, n = sacred_rmem_nr_mems(l->a.rm);
+	struct sacred_rmem_result res;
+	uint64_t x;
+	int ret;
+
+	ret = sacred_rmem_read(l->a.rm, l->a.hb_region, 0,
+			       (void *const *)l->bufs, 8 * l->a.nr_procs,
+			       false, &res);
+	if (ret)
+		return ret;
+	for (k = 0; k < n; k++) {
+		if (!(res.ok & (1U << k)))
+			continue;
+		x = get64(l->bufs[k] + 8 * l->a.me);
+		if (x > l->hb)
+			l->hb = x;
+	}
+	return 0;
 }
 
 /**
@@ -584,16 +738,17 @@ static bool log_led_before(struct sacred_log *l, uint32_t ok)
  * runs the failure detector, and the process it elects takes over. Every
  * process counts as alive for suspect_ms from here.
  *
- * Processes are crash-stop: one that took over before - a meta of its id
- * is on the memories - cannot join again. Its ballots, its cells'
- * sequence numbers and which cell of each pair holds its last complete
- * write went with it; starting again from nothing could reuse a ballot,
- * or overwrite a decided entry.
+ * A process that crashed may open the log again with its id (never
+ * while its earlier incarnation still runs): it delivers the log from
+ * index 0 again. If it led before - a meta of its id is on the memories -
+ * it also reads the metas from every memory that answers, to learn its
+ * last promise; which of its cells it must keep is learnt the same way
+ * before it writes one (see the header comment).
  *
  * Return: 0; -EINVAL; -ENOMEM; -EMSGSIZE when max_io of the replicated
- * memory cannot hold the metas or one entry; -EEXIST when this process
- * id led the log before; the errors of sacred_rmem_attach() for either
- * region and of the read of the metas.
+ * memory cannot hold the metas or one entry; the errors of
+ * sacred_rmem_attach() for either region and of the reads of the metas
+ * and the heartbeats.
  */
 int sacred_log_open(const struct sacred_log_attr *attr,
 		    struct sacred_log **lp)
@@ -601,7 +756,7 @@ int sacred_log_open(const struct sacred_log_attr *attr,
 	struct sacred_rmem_result res;
 	struct sacred_log *l;
 	unsigned int k, n, p;
-	uint64_t now = log_now_ms();
+	uint64_t now = log_now_ms(), ns;
 	size_t max_io;
 	int ret;
 
@@ -660,11 +815,22 @@ int sacred_log_open(const struct sacred_log_attr *attr,
 	if (!ret)
 		ret = sacred_rmem_attach(attr->rm, attr->hb_region, NULL);
 	if (!ret)
+		ret = log_hb_floor(l);
+	if (!ret)
 		ret = log_fetch_metas(l, &res);
-	if (!ret && log_led_before(l, res.ok))
-		ret = -EEXIST;
+	if (!ret && log_led_before(l, res.ok)) {
+		memset(l->good, LOG_CELL_UNSURE, attr->capacity);
+		l->meta_unsure = true;
+		ret = log_settle_meta(l);
+		if (ret == -ENOTCONN)
+			ret = 0;	/* the takeover tries again */
+	}
 	if (ret)
 		goto err;
+	/* Above own cells on memories that did not answer too. */
+	ns = sacred_clock_ns();
+	if (l->seq < ns)
+		l->seq = ns;
 	*lp = l;
 	return 0;
 
@@ -786,7 +952,9 @@ static int log_why(struct sacred_log *l, int ret)
  * another process took over, and this one is a follower now; -ENOSPC when
  * the log is full; -EMSGSIZE, -EINVAL; -ENOTCONN, -ECONNRESET, -ETIMEDOUT
  * when no quorum of memories took the write (it may be decided later, by
- * the next leader's recovery): this process is a follower then too.
+ * the next leader's recovery): this process is a follower then too;
+ * -ENOTCONN also when a process that opened the log again cannot tell yet
+ * which own cell at the index to keep (nothing was written).
  */
 int sacred_log_propose(struct sacred_log *l, const void *data, size_t len,
 		       uint64_t *index)

@@ -1324,8 +1324,9 @@ struct sacred_log_stats {
 /**
  * sacred_log_open() - join a replicated log
  *
- * Processes are crash-stop: an id that led the log before cannot join
- * again (-EEXIST; see lib/log.c).
+ * A process that crashed may join again with its id (never while the old
+ * one runs): it delivers the log again from the start, and learns from
+ * the memories which of its cells it must keep (see lib/log.c).
  */
 int sacred_log_open(const struct sacred_log_attr *attr,
 		    struct sacred_log **l);

@@ -3,8 +3,8 @@
  * sacred_kv - the replicated key-value service (tools/kv/sacred-kv) end
  * to end: three replica processes on three memory instances, clients
  * doing put, get and compare-and-swap on shared keys from several threads,
- * the leading replica killed with SIGKILL in the middle, or a memory
- * instance brought down and up. Every operation's invocation, response
+ * the leading replica killed with SIGKILL in the middle and started
+ * again, or a memory instance brought down and up. Every operation's invocation, response
  * and result are recorded, and the history is checked for
  * linearizability per key (Wing and Gong's search): an operation whose
  * answer never came may have taken effect or not, one that was answered
@@ -466,7 +466,7 @@ static void wait_completed(struct history *h, unsigned int n)
 		usleep(2000);
 }
 
-TEST_F(kv, linearizable_across_a_leader_kill)
+TEST_F(kv, linearizable_across_a_leader_kill_and_restart)
 {
 	struct client c[NR_CLIENTS];
 	pthread_t th[NR_CLIENTS];
@@ -482,8 +482,18 @@ TEST_F(kv, linearizable_across_a_leader_kill)
 	ASSERT_EQ(0, kill(self->replica[0], SIGKILL));
 	waitpid(self->replica[0], NULL, 0);
 	self->replica[0] = 0;
+	/*
+	 * It comes back under load: it applies the log again from the
+	 * start and, the lowest id alive, takes the lead back - a second
+	 * fail-over the clients ride through.
+	 */
+	wait_completed(&self->h, MAX_OPS / 2);
+	self->replica[0] = start_replica(self, 0);
+	ASSERT_LT(0, self->replica[0]);
 	for (i = 0; i < NR_CLIENTS; i++)
 		pthread_join(th[i], NULL);
+	EXPECT_EQ(0, waitpid(self->replica[0], NULL, WNOHANG))
+		TH_LOG("the restarted replica exited");
 	for (i = 0; i < self->h.n; i++)
 		if (self->h.ops[i].known &&
 		    self->h.ops[i].done - self->h.ops[i].call > worst)

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sacred_log - the replicated log on three memory instances: a stable
- * leader appending, the leader crashing and a follower taking over, an
- * old leader that wakes up after it was fenced, and a minority of
- * memories going down under appends. Three processes (threads with a
+ * leader appending, the leader crashing and a follower taking over, the
+ * crashed leader coming back, an old leader that wakes up after it was
+ * fenced, and a minority of memories going down under appends. Three processes (threads with a
  * replicated-memory handle each) drive their logs; every entry each one
  * delivers is recorded, and every run checks the histories: for every
  * index, every process delivered the same entry; every entry was
@@ -136,6 +136,26 @@ static int region_everywhere(struct sacred_ctrl *ctrl,
 			     NR_PROCS, -1);
 }
 
+/* Open process @p's log on its replicated memory. */
+static int proc_open(struct proc *p)
+{
+	struct sacred_log_attr la = {
+		.rm = p->rm,
+		.log_region = LOG_REGION,
+		.hb_region = HB_REGION,
+		.nr_procs = NR_PROCS,
+		.me = p->me,
+		.capacity = CAPACITY,
+		.entry_max = ENTRY_MAX,
+		.hb_period_ms = 10,
+		.suspect_ms = 300,
+		.commit = on_commit,
+		.arg = p,
+	};
+
+	return sacred_log_open(&la, &p->log);
+}
+
 static int proc_start(FIXTURE_DATA(log) *self, unsigned int i)
 {
 	struct sacred_rmem_attr ra = {
@@ -145,26 +165,13 @@ static int proc_start(FIXTURE_DATA(log) *self, unsigned int i)
 		.max_io = 65536,
 	};
 	struct proc *p = &self->p[i];
-	struct sacred_log_attr la = {
-		.log_region = LOG_REGION,
-		.hb_region = HB_REGION,
-		.nr_procs = NR_PROCS,
-		.me = i,
-		.capacity = CAPACITY,
-		.entry_max = ENTRY_MAX,
-		.hb_period_ms = 10,
-		.suspect_ms = 300,
-		.commit = on_commit,
-		.arg = p,
-	};
 	int ret;
 
 	p->me = i;
 	ret = sacred_rmem_create(&ra, &p->rm);
 	if (ret)
 		return ret;
-	la.rm = p->rm;
-	ret = sacred_log_open(&la, &p->log);
+	ret = proc_open(p);
 	if (ret)
 		return ret;
 	ret = pthread_create(&p->thread, NULL, proc_thread, p);
@@ -180,6 +187,23 @@ static void proc_stop(struct proc *p, bool crash)
 	atomic_store(&p->crash, crash);
 	atomic_store(&p->stop, true);
 	pthread_join(p->thread, NULL);
+}
+
+/*
+ * Process @i, crashed, comes back with its id: a new incarnation that
+ * delivers the log again from the start. What it saw committed as leader
+ * before stays in its record.
+ */
+static int proc_restart(FIXTURE_DATA(log) *self, unsigned int i)
+{
+	struct proc *p = &self->p[i];
+
+	atomic_store(&p->stop, false);
+	atomic_store(&p->crash, false);
+	atomic_store(&p->applied, 0);
+	memset(p->hist, 0, sizeof(p->hist));
+	p->first_commit_ms = 0;
+	return proc_start(self, i);
 }
 
 FIXTURE_SETUP(log)
@@ -376,8 +400,180 @@ TEST_F(log, leader_crash_fail_over)
 					 self->p[0].mine[i]);
 		EXPECT_TRUE(found) TH_LOG("lost %s", self->p[0].mine[i]);
 	}
-	/* Crash-stop: the old leader's id does not join again. */
-	EXPECT_EQ(-EEXIST, proc_start(self, 0));
+}
+
+TEST_F(log, crashed_leader_comes_back_and_leads_again)
+{
+	struct sacred_log_stats st;
+
+	set_target(self, 40);
+	atomic_store(&self->p[0].target, 20);
+	ASSERT_TRUE(wait_applied(self, 7, 20, 20000));
+	proc_stop(&self->p[0], true);
+	ASSERT_TRUE(wait_applied(self, 6, 40, 30000));
+
+	/*
+	 * P0 comes back: it delivers the log again from the start and, the
+	 * lowest id alive once its heartbeat moves, takes over from P1 -
+	 * with a ballot above its own old promise, keeping the cells that
+	 * hold its decided entries - and appends what nobody else will.
+	 */
+	ASSERT_EQ(0, proc_restart(self, 0));
+	atomic_store(&self->p[0].target, 60);
+	ASSERT_TRUE(wait_applied(self, 7, 60, 30000));
+	EXPECT_TRUE(self->p[0].first_commit_ms)
+		TH_LOG("P0 did not lead again");
+	EXPECT_TRUE(history_ok(_metadata, self, 7));
+	sacred_log_stats(self->p[0].log, &st);
+	TH_LOG("P0 again: %llu takeovers, %llu entries recovered, %llu appends",
+	       (unsigned long long)st.takeovers,
+	       (unsigned long long)st.recovered,
+	       (unsigned long long)st.appends);
+}
+
+/* The log's layout (lib/log.c's header comment), to look at P0's cells. */
+#define META_CELL	((SACRED_CELL_HDR + 16 + 7) & ~7)
+#define ENTRY_CELL	((SACRED_CELL_HDR + 32 + ENTRY_MAX + 7) & ~7)
+#define AREAS		((NR_PROCS * 2 * META_CELL + 63) & ~63)
+#define REOPEN_N	5
+
+/* The newest valid cell of P0's pair at index @i in @area, or -1. */
+static int own_newest(const uint8_t *area, unsigned int i,
+		      struct sacred_cell_view *v)
+{
+	struct sacred_cell_view c[2];
+	bool ok[2];
+	int j;
+
+	for (j = 0; j < 2; j++)
+		ok[j] = !sacred_cell_decode(area + (i * 2 + j) * ENTRY_CELL,
+					    ENTRY_CELL, &c[j]);
+	j = ok[0] && (!ok[1] || c[0].seq > c[1].seq) ? 0 : 1;
+	if (!ok[j])
+		return -1;
+	*v = c[j];
+	return j;
+}
+
+/* P0's area, indices [0, REOPEN_N], from every memory that answers. */
+static uint32_t read_own_area(struct proc *p, uint8_t (*area)[2048])
+{
+	struct sacred_rmem_result res = {};
+	void *bufs[NR_MEMS];
+	unsigned int k;
+
+	for (k = 0; k < NR_MEMS; k++)
+		bufs[k] = area[k];
+	if (sacred_rmem_read(p->rm, LOG_REGION, AREAS, bufs,
+			     (REOPEN_N + 1) * 2 * ENTRY_CELL, true, &res))
+		return 0;
+	return res.ok;
+}
+
+TEST_F(log, reopened_leader_keeps_its_last_complete_cells)
+{
+	static uint8_t before[NR_MEMS][2048], after[NR_MEMS][2048];
+	struct proc *p = &self->p[0];
+	struct sacred_log_stats st;
+	struct sacred_cell_view v, w;
+	bool enotconn = false;
+	char entry[ENTRY_LEN];
+	unsigned int i, k;
+	uint64_t end, index;
+	int c, ret;
+
+	ASSERT_LE((REOPEN_N + 1) * 2 * ENTRY_CELL, sizeof(before[0]));
+	/* P0 alone, driven from here. */
+	proc_stop(&self->p[1], true);
+	proc_stop(&self->p[2], true);
+	proc_stop(p, false);
+
+	/*
+	 * With memory 2 down, P0 leads and appends REOPEN_N entries: each
+	 * in cell 0 of its pair on memories 0 and 1. No poll follows, so
+	 * the last entry's commit is known nowhere: whoever leads next
+	 * accepts it again. Then P0 crashes.
+	 */
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	for (end = now_ms() + 20000;
+	     !sacred_log_is_leader(p->log) && now_ms() < end;)
+		sacred_log_poll(p->log);
+	ASSERT_TRUE(sacred_log_is_leader(p->log));
+	for (i = 0; i < REOPEN_N; i++) {
+		memset(entry, 0, sizeof(entry));
+		snprintf(entry, sizeof(entry), "P0#%u", p->proposed++);
+		ASSERT_EQ(0, sacred_log_propose(p->log, entry, sizeof(entry),
+						&index));
+		memcpy(p->mine[p->nr_mine++], entry, sizeof(entry));
+	}
+	sacred_log_close(p->log);
+	p->log = NULL;
+	ASSERT_EQ(3, read_own_area(p, before));
+
+	/*
+	 * It comes back while memory 0 is down and 2 is up: of the two
+	 * memories that answer, only memory 1 holds its newest cell at the
+	 * last index, and memory 0 may hold it too - it cannot tell whether
+	 * that write is complete, so it must write nothing there: its
+	 * takeovers fail with -ENOTCONN.
+	 */
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_UP, 0, NULL));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	atomic_store(&p->applied, 0);
+	ASSERT_EQ(0, after_revive(p->rm, 5, proc_open(p)));
+	for (end = now_ms() + 3000; now_ms() < end;) {
+		ret = sacred_log_poll(p->log);
+		enotconn |= ret == -ENOTCONN;
+		ASSERT_FALSE(sacred_log_is_leader(p->log));
+		usleep(1000);
+	}
+	EXPECT_TRUE(enotconn);
+	sacred_log_stats(p->log, &st);
+	EXPECT_EQ(0, st.recovered);
+
+	/* Memory 0 answers again: now it can tell, and leads. */
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
+				    SACRED_MEM_UP, 0, NULL));
+	for (end = now_ms() + 20000;
+	     !sacred_log_is_leader(p->log) && now_ms() < end;
+	     usleep(1000))
+		sacred_log_poll(p->log);
+	ASSERT_TRUE(sacred_log_is_leader(p->log));
+	sacred_log_stats(p->log, &st);
+	EXPECT_LE(1, st.recovered);
+	memset(entry, 0, sizeof(entry));
+	snprintf(entry, sizeof(entry), "P0#%u", p->proposed++);
+	ASSERT_EQ(0, sacred_log_propose(p->log, entry, sizeof(entry),
+					&index));
+	EXPECT_EQ(REOPEN_N, index);
+	EXPECT_EQ(REOPEN_N + 1, atomic_load(&p->applied));
+	for (i = 0; i < REOPEN_N; i++)
+		EXPECT_EQ(0, strncmp(p->hist[i], "P0#", 3));
+
+	/*
+	 * Every cell that held its newest write before the crash holds it
+	 * still; the entry it accepted again went into the other cell.
+	 */
+	ASSERT_EQ(7, read_own_area(p, after));
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < REOPEN_N; i++) {
+			c = own_newest(before[k], i, &v);
+			ASSERT_EQ(0, c);
+			EXPECT_EQ(0, memcmp(before[k] + i * 2 * ENTRY_CELL,
+					    after[k] + i * 2 * ENTRY_CELL,
+					    ENTRY_CELL))
+				TH_LOG("memory %u: the complete cell of index %u was written over",
+				       k, i);
+		}
+		own_newest(before[k], REOPEN_N - 1, &v);
+		c = own_newest(after[k], REOPEN_N - 1, &w);
+		EXPECT_EQ(1, c);
+		EXPECT_LT(v.seq, w.seq);
+	}
+	EXPECT_TRUE(history_ok(_metadata, self, 1));
 }
 
 /*

@@ -375,12 +375,6 @@ static int kv_replica(int argc, char **argv)
 	la.commit = kv_apply;
 	la.arg = st;
 	ret = sacred_log_open(&la, &log);
-	if (ret == -EEXIST) {
-		fprintf(stderr, "sacred-kv %u: replica %u led this log before and cannot join it again (replicas are crash-stop): use a fresh log\n",
-			la.me, la.me);
-		ret = 1;
-		goto out;
-	}
 	if (ret) {
 		fprintf(stderr, "sacred-kv %u: opening the log: %s\n", la.me,
 			strerror(-ret));
