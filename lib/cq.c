@@ -148,6 +148,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "sacred.h"
 
 #define CQ_VALUE_DOMAIN	"sacred-cq-value-v1"
@@ -265,6 +266,15 @@ struct cq_peer {
  * @said_done: it wrote "done" (sacred_cq_help())
  * @dec: the decision
  * @dec_len: its bytes
+ * @panicked: this process panicked (sacred_cq_propose() resumes there)
+ * @pend: a backup message whose broadcast failed, to send again as it was
+ * @pend_len: its bytes
+ * @pend_k: its number, or -1 for none
+ * @no_fast: opened without write on its commit region (a follower) or the
+ *	leader region (the leader) - a panic revoked it: straight to the
+ *	backup
+ * @may_sign: the leader: every memory showed its region empty, so it
+ *	signed no value before this handle, and may sign one
  * @in_backup: this process has joined the backup
  * @round: the backup round this process is in
  * @peer: the backup's view of every process
@@ -301,6 +311,12 @@ struct sacred_cq {
 	bool said_done;
 	uint8_t *dec;
 	size_t dec_len;
+	bool panicked;
+	uint8_t *pend;
+	size_t pend_len;
+	long pend_k;
+	bool no_fast;
+	bool may_sign;
 	bool in_backup;
 	unsigned int round;
 	struct cq_peer peer[SACRED_BZ_MAX_PROCS];
@@ -685,28 +701,66 @@ static int cq_read_leader(struct sacred_cq *cq,
 	return cq_leader_value(cq, ret, &v, r);
 }
 
+/*
+ * The leader, before it signs anything: a value it signed with an earlier
+ * handle is the one it proposes (cq_hold_copy()). That write may have
+ * reached a single memory before the crash, which a quorum read can miss:
+ * so every memory is read, and only if all of them answer and none holds
+ * a signed value does it know it signed none (cq->may_sign). Returns 0 or
+ * the read's error.
+ */
+static int cq_leader_resume(struct sacred_cq *cq)
+{
+	size_t max = CQ_HDR + cq->a.value_max;
+	struct sacred_cell_view v;
+	bool every = false;
+	struct cq_rec lr;
+	int tries = 0;
+	int ret;
+
+	do {
+		cq->stats.round_trips++;
+		ret = sacred_slots_read_every(cq->leader, 0, cq->buf, max, &v,
+					      &every);
+		ret = cq_leader_value(cq, ret, &v, &lr);
+	} while (cq_again(cq, ret, &tries));
+	if (!ret) {
+		cq_hold_copy(cq, lr.val, lr.len, lr.lsig);
+		return 0;
+	}
+	if (ret != -EAGAIN && ret != -EBADMSG)
+		return ret;
+	cq->may_sign = every;
+	return 0;
+}
+
 /**
  * sacred_cq_open() - join a Byzantine consensus instance
  * @attr: see &struct sacred_cq_attr
  * @cqp: on success, the handle
  *
- * The leader reads the leader region before it returns: a value it signed
- * there with an earlier handle (before a crash and restart) is the one it
- * proposes - it never signs a second. Like sacred_pmp_open()'s read and
- * the panic's, it brings connections fenced by an earlier instance back
+ * The leader reads the leader region from every memory before it returns:
+ * a value it signed there with an earlier handle (before a crash and
+ * restart) is the one it proposes - it never signs a second; with a
+ * memory silent and nothing on the others it cannot tell, and
+ * sacred_cq_propose() asks again. Like sacred_pmp_open()'s read and the
+ * panic's, it brings connections fenced by an earlier instance back
  * (cq_again()).
  *
+ * A process whose write on its commit region (the leader: on the leader
+ * region) was revoked already - someone panicked before it opened - still
+ * joins: it cannot take the fast path, and its propose goes straight to
+ * the panic and the backup, which need only its own swmr regions.
+ *
  * Return: 0; -EINVAL; -ENOMEM; -EPERM when this process cannot write its
- * own regions (or, as the leader, the leader region); the errors of
- * sacred_slots_open() and sacred_neb_open(); as the leader, the errors of
- * reading the leader region (a quorum must answer).
+ * own region; the errors of sacred_slots_open() and sacred_neb_open(); as
+ * the leader, the errors of reading the leader region (a quorum must
+ * answer).
  */
 int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 {
 	struct sacred_neb_attr na;
-	struct cq_rec lr;
 	unsigned int p, n;
-	int tries = 0;
 	struct sacred_cq *cq;
 	size_t rec;
 	int ret;
@@ -744,12 +798,15 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 	cq->look = malloc(SACRED_RMEM_CHAIN_MAX * rec);
 	cq->signed_buf = malloc(4 + CQ_SIG + attr->value_max);
 	cq->msg = malloc(cq->msg_max);
+	cq->pend = malloc(cq->msg_max);
+	cq->pend_k = -1;
 	cq->copy = malloc(attr->value_max + 1);
 	cq->cert_val = malloc(attr->value_max + 1);
 	cq->dec = malloc(attr->value_max + 1);
 	cq->bad_carry = malloc(attr->value_max + 1);
 	cq->bad_prop = malloc(attr->value_max + 1);
 	if (!cq->rec || !cq->buf || !cq->look || !cq->signed_buf || !cq->msg ||
+	    !cq->pend ||
 	    !cq->copy || !cq->cert_val || !cq->dec || !cq->bad_carry ||
 	    !cq->bad_prop)
 		goto err;
@@ -782,19 +839,15 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 	if (ret)
 		goto err;
 	ret = -EPERM;
-	if (!sacred_slots_writer(cq->procs[cq->me]) ||
-	    !sacred_slots_writer(cq->commit[cq->me]) ||
-	    (cq->me == 0 && !sacred_slots_writer(cq->leader)))
+	if (!sacred_slots_writer(cq->procs[cq->me]))
 		goto err;
+	/* Revoke-only regions: a panic may have taken these already. */
+	cq->no_fast = !sacred_slots_writer(cq->me ? cq->commit[cq->me] :
+						    cq->leader);
 	if (cq->me == 0) {
 		/* Connections fenced by an earlier instance come back too. */
-		do {
-			ret = cq_read_leader(cq, NULL, &lr);
-		} while (cq_again(cq, ret, &tries));
-		if (!ret)
-			/* Signed before this handle: that value, again. */
-			cq_hold_copy(cq, lr.val, lr.len, lr.lsig);
-		else if (ret != -EAGAIN && ret != -EBADMSG)
+		ret = cq_leader_resume(cq);
+		if (ret)
 			goto err;
 	}
 	*cqp = cq;
@@ -824,6 +877,7 @@ void sacred_cq_close(struct sacred_cq *cq)
 	free(cq->look);
 	free(cq->signed_buf);
 	free(cq->msg);
+	free(cq->pend);
 	free(cq->copy);
 	free(cq->cert_val);
 	free(cq->dec);
@@ -945,6 +999,7 @@ static int cq_panic(struct sacred_cq *cq, const void *v, size_t len)
 	int ret;
 
 	cq->stats.panicked = true;
+	cq->panicked = true;
 	/* The leader's own connections are fenced by the revoke: back. */
 	sacred_rmem_revive(cq->a.rm);
 	cq->stats.round_trips++;
@@ -1317,11 +1372,25 @@ static int bk_send(struct sacred_cq *cq, unsigned int k, size_t len)
 
 	if (pe->next != k)
 		return -EINVAL;
+	/*
+	 * A broadcast that failed may be on some memories already: resumed
+	 * (sacred_cq_propose() again), the backup may build message k
+	 * differently by now, but only the same one may follow.
+	 */
+	if (cq->pend_k == (long)k) {
+		memcpy(cq->msg, cq->pend, cq->pend_len);
+		len = cq->pend_len;
+	}
 	do {
 		ret = sacred_neb_broadcast(cq->neb, k, cq->msg, len);
 	} while (cq_again(cq, ret, &tries));
-	if (ret)
+	if (ret) {
+		memcpy(cq->pend, cq->msg, len);
+		cq->pend_len = len;
+		cq->pend_k = k;
 		return ret;
+	}
+	cq->pend_k = -1;
 	/* Apply a copy: applying may validate others, reusing cq->msg. */
 	m = malloc(len);
 	if (!m)
@@ -1589,7 +1658,8 @@ static int cq_out(struct sacred_cq *cq, void *out, size_t max,
 static int cq_backup(struct sacred_cq *cq, const void *v, size_t len,
 		     void *out, size_t max, size_t *out_len)
 {
-	int ret = cq_panic(cq, v, len);
+	/* Resumed after an error: in the backup already, just go on. */
+	int ret = cq->in_backup ? 0 : cq_panic(cq, v, len);
 
 	if (!ret)
 		ret = bk_run(cq, false, 0);
@@ -1609,6 +1679,12 @@ static int cq_lead(struct sacred_cq *cq, const void *v, size_t len, void *out,
 	size_t n;
 	int ret;
 
+	if (!cq->copied && !cq->may_sign) {
+		/* A memory was silent at the open: look again. */
+		ret = cq_leader_resume(cq);
+		if (ret || (!cq->copied && !cq->may_sign))
+			return cq_backup(cq, v, len, out, max, out_len);
+	}
 	if (!cq->copied) {
 		n = cq_build(cq, v, len, NULL, false);
 		cq_hold_copy(cq, v, len, cq->rec + 8);
@@ -1721,12 +1797,16 @@ static int cq_look(struct sacred_cq *cq, uint8_t *cert, uint32_t *have)
  * signed before, whatever @v is. Afterwards call sacred_cq_help(): the
  * others may need this process for a quorum.
  *
+ * An error is not final: called again (with the same input), it goes on
+ * where the last call stopped - in the panic, or in the backup, where a
+ * message whose broadcast failed is sent again as it was.
+ *
  * Return: 0 with the decision (sacred_cq_stats() says which path);
- * -EALREADY (decided or in the backup already); -EINPROGRESS (stopped
- * after the copy: SACRED_CQ_STALL_AFTER_COPY); -ETIMEDOUT (the backup ran
- * out of rounds: too few correct processes answered); -EINVAL, -EMSGSIZE,
- * -ENOSPC; replicated-memory errors (also from a panic's read of the
- * leader region, which it cannot do without).
+ * -EALREADY (decided already); -EINPROGRESS (stopped after the copy:
+ * SACRED_CQ_STALL_AFTER_COPY); -ETIMEDOUT (the backup ran out of rounds:
+ * too few correct processes answered); -EINVAL, -EMSGSIZE, -ENOSPC;
+ * replicated-memory errors (also from a panic's read of the leader
+ * region, which it cannot do without).
  */
 int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 		      void *out, size_t max, size_t *out_len)
@@ -1744,14 +1824,19 @@ int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
 		return -EINVAL;
 	if (len > cq->a.value_max)
 		return -EMSGSIZE;
-	if (cq->decided || cq->in_backup)
+	if (cq->decided)
 		return -EALREADY;
+	/* An error after the panic ended the last call: go on from there. */
+	if (cq->panicked)
+		return cq_backup(cq, v, len, out, max, out_len);
 	deadline = cq_now_ms() + cq->a.timeout_ms;
 	cq->panic_check = cq_now_ms() + CQ_PANIC_LOOK_MS;
 	/* Resuming after SACRED_CQ_STALL_AFTER_COPY: go on from the copy. */
 	if (cq->me && cq->copied)
 		goto copies;
 	memset(&cq->stats, 0, sizeof(cq->stats));
+	if (cq->no_fast)
+		return cq_backup(cq, v, len, out, max, out_len);
 	if (cq->me == 0)
 		return cq_lead(cq, v, len, out, max, out_len);
 

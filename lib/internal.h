@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause */
 /*
  * libsacred - helpers the library's files share; not installed, not part
- * of the API. Both serve a writer that opens its cells again.
+ * of the API (libsacred.map keeps sacred_slots_read_every() local). All
+ * serve a writer that opens its cells again.
  */
 #ifndef SACRED_LIB_INTERNAL_H
 #define SACRED_LIB_INTERNAL_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+
+struct sacred_slots;
+struct sacred_cell_view;
 
 /*
  * The real-time clock in nanoseconds: a number above every counter this
@@ -45,5 +51,14 @@ static inline int sacred_good_cell(unsigned int newest, unsigned int have,
 		return 1 - newest;
 	return -1;
 }
+
+/*
+ * As sacred_slots_read(), from every memory that answers, and whether all
+ * of them did (lib/slots.c): for a writer that must know it never wrote
+ * a slot, not just that no quorum holds a write (lib/cq.c's leader).
+ */
+int sacred_slots_read_every(struct sacred_slots *s, unsigned int slot,
+			    void *data, size_t max,
+			    struct sacred_cell_view *view, bool *every);
 
 #endif /* SACRED_LIB_INTERNAL_H */

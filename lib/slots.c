@@ -412,6 +412,32 @@ int sacred_slots_read(struct sacred_slots *s, unsigned int slot, void *data,
 	return slots_deliver(s, slot, &v, data, max, view);
 }
 
+/*
+ * sacred_slots_read_every() - as sacred_slots_read(), from every memory
+ * that answers in time, not just a quorum; *@every says whether all of
+ * them answered (set on -ENODATA too). Library-internal (internal.h).
+ */
+int sacred_slots_read_every(struct sacred_slots *s, unsigned int slot,
+			    void *data, size_t max,
+			    struct sacred_cell_view *view, bool *every)
+{
+	struct sacred_cell_view v;
+	struct sacred_rmem_result res;
+	int ret;
+
+	if (!s || slot >= s->nr_slots || (!data && max) || !every)
+		return -EINVAL;
+	*every = false;
+	ret = slots_read_pair(s, slot, true, &res);
+	if (ret)
+		return ret;
+	*every = res.ok == (1U << sacred_rmem_nr_mems(s->rm)) - 1;
+	ret = slots_newest(s, s->bufs, 0, &res, &v, NULL);
+	if (ret)
+		return ret;
+	return slots_deliver(s, slot, &v, data, max, view);
+}
+
 /**
  * sacred_slots_read_after() - a changePermission, then the newest valid
  * cell of a slot, in that order at every memory the read counts

@@ -16,8 +16,12 @@
  * leader's); a follower that withholds its copy and, leading a backup
  * round, proposes its own unproven value is refused; one that carries a
  * value with a forged leader signature is caught. Each time the backup
- * decides the leader's value. Last, a leader that decided and comes back
- * with a fresh handle proposes the value it signed, not a second one.
+ * decides the leader's value. A follower that opens only after a panic
+ * took its commit write still joins and decides in the backup; a backup
+ * cut off from its memories for a while goes on when called again. Last,
+ * a leader that decided and comes back with a fresh handle proposes the
+ * value it signed, not a second one; one that comes back unable to tell
+ * whether it signed (a memory silent) signs nothing new.
  *
  * Regions: sacred_cq_setup() at CQ_BASE on every instance.
  */
@@ -136,16 +140,19 @@ struct proposer {
 	bool wait_revoked;	/* wait until a panic revoked the leader */
 	int help_ms;		/* how long to help; 0: 8000 (x test_slow()) */
 	bool helper;		/* decided before: only help */
+	bool retry;		/* propose again after an error, for 60 s */
+	unsigned int errors;	/* errors that a retry went on from */
 	struct sacred_cq_stats st;
 	struct sacred_cq_stats st_help;	/* after helping */
 };
 
 /*
- * Wait until the leader has lost write on its region at a quorum of the
+ * Wait until process @pid has lost write on @region at a quorum of the
  * memories - somebody panicked - or 60 s passed. With its own netlink
  * socket: the threads of a test share nothing else.
  */
-static void wait_leader_revoked(const struct sacred_mem_info *mem)
+static void wait_revoked(const struct sacred_mem_info *mem, uint32_t region,
+			 uint32_t pid)
 {
 	struct sacred_acl_entry acl[NR_PROCS];
 	struct sacred_ctrl *ctrl;
@@ -157,16 +164,30 @@ static void wait_leader_revoked(const struct sacred_mem_info *mem)
 	for (tries = 0; tries < 6000 && gone < NR_MEMS / 2 + 1; tries++) {
 		usleep(10000);
 		for (i = 0, gone = 0; i < NR_MEMS; i++) {
-			if (sacred_region_get_acl(ctrl, mem[i].id, CQ_BASE, acl,
+			if (sacred_region_get_acl(ctrl, mem[i].id, region, acl,
 						  NR_PROCS, &n, NULL))
 				continue;
 			for (j = 0; j < n && j < NR_PROCS; j++)
-				if (acl[j].process_id == PID(0) &&
+				if (acl[j].process_id == pid &&
 				    !(acl[j].access_cur & SACRED_ACCESS_WRITE))
 					gone++;
 		}
 	}
 	sacred_ctrl_close(ctrl);
+}
+
+/* The leader lost write on the leader region. */
+static void wait_leader_revoked(const struct sacred_mem_info *mem)
+{
+	wait_revoked(mem, CQ_BASE, PID(0));
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void *propose_thread(void *arg)
@@ -180,8 +201,15 @@ static void *propose_thread(void *arg)
 	if (p->delay_ms)
 		usleep(p->delay_ms * 1000 * test_slow());
 	if (!p->helper) {
-		p->ret = sacred_cq_propose(p->cq, p->in, strlen(p->in) + 1,
-					   p->out, VALUE_MAX, &len);
+		uint64_t end = now_ms() + 60000;
+
+		while ((p->ret = sacred_cq_propose(p->cq, p->in,
+						   strlen(p->in) + 1, p->out,
+						   VALUE_MAX, &len)) &&
+		       p->retry && p->ret != -EALREADY && now_ms() < end) {
+			p->errors++;
+			usleep(100000);
+		}
 		p->out[len < VALUE_MAX ? len : VALUE_MAX] = '\0';
 		sacred_cq_stats(p->cq, &p->st);
 	}
@@ -286,6 +314,121 @@ TEST_F(cq, silent_leader_is_revoked_for_good)
 	sacred_rmem_revive(self->rm[0]);
 	EXPECT_EQ(-EPERM, sacred_rmem_change_perm(self->rm[0], &req, &res));
 	EXPECT_EQ(SACRED_REFUSE_NO_GRANT, res.perm[0].reason);
+}
+
+/*
+ * A follower slow to start: by the time it opens, P1 (the leader silent)
+ * panicked and took its write on its commit region. It still joins - no
+ * fast path for it, straight into the backup - and P1, which needs it
+ * for a quorum, decides with it.
+ */
+TEST_F(cq, follower_late_after_a_panic_still_joins)
+{
+	static const char *const in[] = { "value of P1", "value of P2" };
+	struct proposer p[NR_PROCS];
+	pthread_t th[NR_PROCS];
+	unsigned int i;
+
+	p[1] = (struct proposer){ .cq = self->cq[1], .in = "value of P1" };
+	pthread_create(&th[1], NULL, propose_thread, &p[1]);
+	/* P1's panic: its commit write freezes P2's commit region. */
+	wait_revoked(self->mem, CQ_BASE + 1 + NR_PROCS + 2, PID(2));
+	sacred_cq_close(self->cq[2]);
+	self->cq[2] = NULL;
+	EXPECT_EQ(0, sacred_cq_open(&self->ca[2], &self->cq[2]));
+	if (self->cq[2]) {
+		p[2] = (struct proposer){ .cq = self->cq[2],
+					  .in = "value of P2" };
+		pthread_create(&th[2], NULL, propose_thread, &p[2]);
+		pthread_join(th[2], NULL);
+	}
+	pthread_join(th[1], NULL);
+	if (!self->cq[2])
+		return;
+	expect_one_of(_metadata, p, 6, in, 2);
+	for (i = 1; i < NR_PROCS; i++)
+		EXPECT_FALSE(p[i].st.fast);
+}
+
+/*
+ * The leader silent, P1 and P2 in the backup - and two memories go down
+ * for a while: their backup calls fail. Called again, each goes on where
+ * it stopped (the message whose broadcast failed sent again as it was),
+ * and they decide together once the memories are back.
+ */
+TEST_F(cq, backup_goes_on_after_the_memories_come_back)
+{
+	static const char *const in[] = { "value of P1", "value of P2" };
+	struct proposer p[NR_PROCS];
+	pthread_t th[NR_PROCS];
+	unsigned int i;
+
+	for (i = 1; i < NR_PROCS; i++) {
+		p[i] = (struct proposer){ .cq = self->cq[i], .retry = true };
+		snprintf(p[i].in, sizeof(p[i].in), "value of P%u", i);
+		pthread_create(&th[i], NULL, propose_thread, &p[i]);
+	}
+	wait_leader_revoked(self->mem);
+	usleep(300000);
+	for (i = 1; i < NR_MEMS; i++)
+		ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[i].id,
+					    SACRED_MEM_DOWN, 0, NULL));
+	sleep(3);
+	for (i = 1; i < NR_MEMS; i++)
+		ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[i].id,
+					    SACRED_MEM_UP, 0, NULL));
+	for (i = 1; i < NR_PROCS; i++)
+		pthread_join(th[i], NULL);
+	expect_one_of(_metadata, p, 6, in, 2);
+	TH_LOG("errors gone on from: P1 %u, P2 %u", p[1].errors,
+	       p[2].errors);
+	EXPECT_LE(1, p[1].errors + p[2].errors);
+}
+
+/*
+ * The leader signs a value that only memory 0 takes (1 and 2 are down),
+ * then crashes, and comes back while memory 0 is down: the two memories
+ * that answer hold nothing, but memory 0 may hold a value it signed. It
+ * must not sign another - a second signed value, which a follower could
+ * hold against the first - so it takes no fast path: the backup decides.
+ */
+TEST_F(cq, restarted_leader_unsure_of_what_it_signed_signs_nothing)
+{
+	static const char *const in[] = { "second", "P1", "P2" };
+	struct proposer p[NR_PROCS];
+	size_t len;
+	int ret;
+
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[1].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	ret = sacred_cq_propose(self->cq[0], "first", 6, p[0].out, VALUE_MAX,
+				&len);
+	TH_LOG("the leader's propose with one memory up: %d", ret);
+	EXPECT_NE(0, ret);
+	sacred_cq_close(self->cq[0]);
+	self->cq[0] = NULL;
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[1].id,
+				    SACRED_MEM_UP, 0, NULL));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_UP, 0, NULL));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	ASSERT_EQ(0, after_revive(self->rm[0], 5,
+				  sacred_cq_open(&self->ca[0], &self->cq[0])));
+
+	p[0] = (struct proposer){ .cq = self->cq[0], .in = "second" };
+	p[1] = (struct proposer){ .cq = self->cq[1], .in = "P1" };
+	p[2] = (struct proposer){ .cq = self->cq[2], .in = "P2" };
+	run(self, p, 7);
+	expect_one_of(_metadata, p, 7, in, 3);
+	EXPECT_FALSE(p[0].st.fast);
+	EXPECT_TRUE(p[0].st.panicked);
+	EXPECT_FALSE(p[1].st.fast);
+	EXPECT_FALSE(p[2].st.fast);
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
+				    SACRED_MEM_UP, 0, NULL));
 }
 
 /*
