@@ -261,7 +261,9 @@ case_version() {
 	expect "-V" "$(cat "$T/out")" \
 		"sacred utility, libsacred $version, netlink family \"sacred\" version 1"
 	cp "$T/out" "$T/version"
-	ok --version && { cmp -s "$T/out" "$T/version" || fail "--version differs from -V"; }
+	for a in --version -Version -Ver; do
+		ok "$a" && { cmp -s "$T/out" "$T/version" || fail "$a differs from -V"; }
+	done
 }
 
 # A full disk (/dev/full) fails the command, says so, exit 1.
@@ -287,6 +289,13 @@ case_dev_show() {
 	ok dev && { cmp -s "$T/out" "$T/dev.txt" || fail "dev differs from dev show"; }
 	ok -j dev show || return
 	cp "$T/out" "$T/dev.json"
+	# iproute2's spellings: one dash, whole or abbreviated words.
+	for a in -json -js --json; do
+		ok "$a" dev show && { cmp -s "$T/out" "$T/dev.json" || fail "$a dev show differs from -j dev show"; }
+	done
+	ok -d -j dev show && cp "$T/out" "$T/dev-d.json" &&
+		ok -details -json dev show &&
+		{ cmp -s "$T/out" "$T/dev-d.json" || fail "-details -json dev show differs from -d -j dev show"; }
 	for d in "${devs[@]}"; do
 		idx=$(js ".[] | select(.ifname == \"$d\") | .ifindex")
 		guid=$(js ".[] | select(.ifname == \"$d\") | .node_guid" | tr -d '"')
@@ -366,6 +375,7 @@ case_memory_round_trip() {
 	ok memory set id 7581 state up &&
 		expect "set state up prints" "$(cat "$T/out")" "$line"
 	ok -j memory show 7581 && expect "state after up" "$(js '.[0].state')" '"up"'
+	ok -j memory show i 7581 && expect "show i 7581" "$(js '.[0].id')" 7581
 	ok memory set 7581 cap 0x400000 && {
 		ok -j memory show 7581 && expect "cap after set" "$(js '.[0].cap')" 4194304
 	}
@@ -670,6 +680,9 @@ case_perm_set() {
 	expect "revoke-only before" "$(acl_of 7588/5)" "1:rw:rw 2:r:r"
 	err 1 'Operation not permitted: revoke-only region: nothing is ever granted' \
 		perm set 7588/5 pid 2 access rw
+	err 255 'region 7588/5 is revoke-only: "target" names the process to revoke' \
+		perm set 7588/5 pid 2 access none
+	expect "revoke-only: no target, no change" "$(acl_of 7588/5)" "1:rw:rw 2:r:r"
 	ok perm set 7588/5 pid 2 access none target 1
 	expect "revoke-only: 2 revoked 1's write" "$(acl_of 7588/5)" "1:rw:r 2:r:r"
 

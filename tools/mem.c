@@ -70,11 +70,11 @@ static int mem_help(struct cli *cli, int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	printf("Usage: sacred memory add dev DEV [ ibport IBPORT ] [ addr ADDR ] port PORT\n"
-	       "                            [ id ID ] [ cap SIZE ]\n"
-	       "       sacred memory del ID\n"
-	       "       sacred memory set ID [ state { up | down } ] [ cap SIZE ]\n"
+	       "                            [ id ID ] [ cap SIZE ] [ key KEYFILE ]\n"
+	       "       sacred memory del [ id ] ID\n"
+	       "       sacred memory set [ id ] ID [ state { up | down } ] [ cap SIZE ]\n"
 	       "                            [ key { KEYFILE | none } ]\n"
-	       "       sacred memory show [ ID ]\n"
+	       "       sacred memory show [ [ id ] ID ]\n"
 	       "       sacred memory help\n"
 	       "where  DEV     RDMA device, as `sacred dev show` lists it\n"
 	       "       IBPORT  RDMA port of DEV, 1-%u (default 1)\n"
@@ -88,7 +88,7 @@ static int mem_help(struct cli *cli, int argc, char **argv)
 	       "               by 1024, 1024^2, 1024^3 (\"512m\", \"2g\")\n"
 	       "KEYFILE holds the instance's master key, 16 to 64 raw bytes; with a\n"
 	       "key, only processes proving their own key connect (libsacred(3),\n"
-	       "sacred_process_key()). \"add\" takes \"key KEYFILE\" too.\n"
+	       "sacred_process_key()).\n"
 	       "\"state down\" crashes the instance on purpose: its listener and\n"
 	       "every connection go, its regions and ACLs stay; \"state up\"\n"
 	       "listens again.\n"
@@ -272,7 +272,7 @@ static int mem_add(struct cli *cli, int argc, char **argv)
 /* [ id ] ID, as "del" and "show" take it. */
 static int mem_parse_id(struct cli *cli, int argc, char **argv, uint32_t *id)
 {
-	if (argc == 2 && !strcmp(argv[0], "id")) {
+	if (argc == 2 && is_prefix(argv[0], "id")) {
 		argc--;
 		argv++;
 	}
@@ -320,7 +320,7 @@ static int mem_set(struct cli *cli, int argc, char **argv)
 	int i, ret;
 	int arg;
 
-	if (argc >= 2 && !strcmp(argv[0], "id")) {
+	if (argc >= 2 && is_prefix(argv[0], "id")) {
 		argc--;
 		argv++;
 	}

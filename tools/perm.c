@@ -153,6 +153,19 @@ static int perm_set(struct cli *cli, int argc, char **argv)
 	ret = cli_open(cli);
 	if (ret)
 		return ret;
+	if (!req.access && !(seen & ARG(PERM_ARG_TARGET))) {
+		struct sacred_region_info info;
+
+		/* Not a silent "target 0": say what the policy needs. */
+		ret = sacred_region_get(cli->ctrl, mem_id, req.region_id,
+					&info);
+		if (ret)
+			return cli_fail(cli, ret);
+		if (info.policy == SACRED_POLICY_REVOKE_ONLY)
+			return cli_usage(cli,
+					 "region %u/%u is revoke-only: \"target\" names the process to revoke",
+					 mem_id, req.region_id);
+	}
 	ret = sacred_perm_set(cli->ctrl, mem_id, pid, &req);
 	return ret ? cli_fail(cli, ret) : SACRED_EXIT_OK;
 }

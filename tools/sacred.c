@@ -197,6 +197,35 @@ static int cli_flush(int ret)
 	return ret;
 }
 
+/*
+ * iproute2 spells its options as words after one dash, abbreviated at
+ * will (-details, -js, -pretty): turn those into getopt's --details etc.
+ * A word that is no such prefix (-jp, -1) is left to getopt.
+ */
+static void long_words(int argc, char **argv)
+{
+	static const char *const words[][2] = {
+		{ "Version", "--version" }, { "help", "--help" },
+		{ "json", "--json" }, { "pretty", "--pretty" },
+		{ "details", "--details" },
+	};
+	unsigned int w;
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		const char *a = argv[i];
+
+		if (a[0] != '-' || a[1] == '-' || strlen(a) < 3)
+			continue;
+		for (w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+			if (!strncmp(words[w][0], a + 1, strlen(a + 1))) {
+				argv[i] = (char *)words[w][1];
+				break;
+			}
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option long_options[] = {
@@ -213,6 +242,7 @@ int main(int argc, char **argv)
 
 	/* getopt's own messages would not be one line with a hint */
 	opterr = 0;
+	long_words(argc, argv);
 	while ((opt = getopt_long(argc, argv, "Vhjpd", long_options, NULL)) !=
 	       -1) {
 		switch (opt) {
