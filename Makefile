@@ -247,7 +247,8 @@ lint kcompat checkpatch: $(HARNESS)
 
 install: lib tools
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/linux \
-		$(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man3
+		$(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(MANDIR)/man1
 	install -m 644 lib/libsacred.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 lib/$(SONAME) $(DESTDIR)$(LIBDIR)/libsacred.so.$(VERSION)
 	ln -sf libsacred.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -257,6 +258,7 @@ install: lib tools
 	install -m 755 tools/sacred $(DESTDIR)$(SBINDIR)/
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 tools/kv/sacred-kv $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 Documentation/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 Documentation/man/*.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 644 Documentation/man/*.3 $(DESTDIR)$(MANDIR)/man3/
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|; s|@VERSION@|$(VERSION)|' \
@@ -270,6 +272,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/pkgconfig/sacred.pc \
 		$(DESTDIR)$(INCDIR)/sacred.h $(DESTDIR)$(INCDIR)/linux/sacred.h \
 		$(DESTDIR)$(SBINDIR)/sacred $(DESTDIR)$(PREFIX)/bin/sacred-kv \
+		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard Documentation/man/*.1))) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(wildcard Documentation/man/*.8))) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard Documentation/man/*.3)))
 

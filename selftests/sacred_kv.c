@@ -102,7 +102,9 @@ static const char *kv_binary(void)
 	return path;
 }
 
-static pid_t start_replica(FIXTURE_DATA(kv) *self, unsigned int i)
+/* Replica @i, with the process key in @keyfile if not NULL. */
+static pid_t start_replica_key(FIXTURE_DATA(kv) *self, unsigned int i,
+			       const char *keyfile)
 {
 	char idx[8], n[8], pid_base[16], cap[16];
 	const char *bin = kv_binary();
@@ -117,8 +119,13 @@ static pid_t start_replica(FIXTURE_DATA(kv) *self, unsigned int i)
 	execl(bin, "sacred-kv", "replica", "-i", idx,
 	      "-n", n, "-m", self->mems, "-d", self->dir, "-P", pid_base,
 	      "-c", cap, "-L", "1", "-H", "2", "-s", "300", "-v",
-	      (char *)NULL);
+	      keyfile ? "-k" : (char *)NULL, keyfile, (char *)NULL);
 	_exit(127);
+}
+
+static pid_t start_replica(FIXTURE_DATA(kv) *self, unsigned int i)
+{
+	return start_replica_key(self, i, NULL);
 }
 
 FIXTURE_SETUP(kv)
@@ -528,6 +535,89 @@ TEST_F(kv, linearizable_with_a_memory_down_and_back)
 	EXPECT_TRUE(linearizable(_metadata, &self->h));
 	for (i = 0; i < self->h.n; i++)
 		EXPECT_TRUE(self->h.ops[i].known);
+}
+
+/* One put or get through the replicas; the reply's status, or -1. */
+static int kv_do(FIXTURE_DATA(kv) *self, uint8_t op, const char *key,
+		 const char *val, struct kv_reply *rep)
+{
+	struct client c = { .self = self, .client_id = 4242 };
+	struct kv_cmd cmd = { .op = op };
+
+	cmd.klen = strlen(key);
+	memcpy(cmd.key, key, cmd.klen);
+	if (val) {
+		cmd.vlen = strlen(val);
+		memcpy(cmd.val, val, cmd.vlen);
+	}
+	c.req = now_ns();	/* a new request number on every call */
+	return kv_call(&c, &cmd, rep) ? -1 : rep->status;
+}
+
+/* Whether @pid exits within @ms; its exit status into *@status. */
+static bool exits_within(pid_t pid, int ms, int *status)
+{
+	for (; ms > 0; ms -= 50) {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
+TEST_F(kv, replicas_prove_their_keys_to_keyed_memories)
+{
+	uint8_t master[32], key[SACRED_MAC_LEN];
+	struct kv_reply rep;
+	char path[NR_REPLICAS][128];
+	unsigned int i;
+	int status;
+	pid_t pid;
+	FILE *f;
+
+	if (!self->replica[NR_REPLICAS - 1])
+		return;	/* setup skipped */
+
+	for (i = 0; i < NR_REPLICAS; i++) {
+		kill(self->replica[i], SIGTERM);
+		waitpid(self->replica[i], NULL, 0);
+		self->replica[i] = 0;
+	}
+	for (i = 0; i < sizeof(master); i++)
+		master[i] = i * 37 + 11;
+	for (i = 0; i < NR_MEMS; i++)
+		ASSERT_EQ(0, sacred_mem_set_key(self->ctrl, self->mem[i].id,
+						master, sizeof(master)));
+	ASSERT_EQ(0, sh("mkdir -p %s", self->dir));
+	for (i = 0; i < NR_REPLICAS; i++) {
+		ASSERT_EQ(0, sacred_process_key(master, sizeof(master),
+						PID_BASE + i, key));
+		snprintf(path[i], sizeof(path[i]), "%s/key-%u", self->dir, i);
+		f = fopen(path[i], "wb");
+		ASSERT_NE(NULL, f);
+		ASSERT_EQ(1, fwrite(key, sizeof(key), 1, f));
+		ASSERT_EQ(0, fclose(f));
+	}
+
+	/* Without its key a replica cannot connect: it says so and exits. */
+	pid = start_replica(self, 0);
+	ASSERT_LT(0, pid);
+	ASSERT_TRUE(exits_within(pid, 30000, &status));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	/* Replica 2's key is not replica 0's. */
+	pid = start_replica_key(self, 0, path[2]);
+	ASSERT_LT(0, pid);
+	ASSERT_TRUE(exits_within(pid, 30000, &status));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+
+	for (i = 0; i < NR_REPLICAS; i++) {
+		self->replica[i] = start_replica_key(self, i, path[i]);
+		ASSERT_LT(0, self->replica[i]);
+	}
+	ASSERT_EQ(KV_OK, kv_do(self, KV_PUT, "keyed", "yes", &rep));
+	ASSERT_EQ(KV_OK, kv_do(self, KV_GET, "keyed", NULL, &rep));
+	EXPECT_EQ(3, rep.vlen);
+	EXPECT_EQ(0, memcmp(rep.val, "yes", 3));
 }
 
 /* The checker is not vacuous: it refuses a stale read and a lost cas. */

@@ -53,6 +53,62 @@
 
 static volatile sig_atomic_t kv_stop;
 
+/*
+ * A whole decimal number in [@min, @max] into *@v, or false: "abc", "",
+ * "12x" and out-of-range values are refused, never read as 0.
+ */
+static bool kv_number(const char *s, long min, long max, long *v)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno || end == s || *end || n < min || n > max)
+		return false;
+	*v = n;
+	return true;
+}
+
+/* The same for an option: complains about -@opt itself. */
+static bool kv_opt_number(int opt, const char *s, long min, long max,
+			  long *v)
+{
+	if (kv_number(s, min, max, v))
+		return true;
+	fprintf(stderr, "sacred-kv: invalid -%c \"%s\" (%ld-%ld)\n", opt, s,
+		min, max);
+	return false;
+}
+
+/*
+ * The process key of this replica (SACRED_MAC_LEN raw bytes, as
+ * sacred_process_key() derives it from a memory's master key) from
+ * @path into @key; 0 or -1 with a message.
+ */
+static int kv_read_key(const char *path, uint8_t *key)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t extra;
+	size_t n;
+
+	if (!f) {
+		fprintf(stderr, "sacred-kv: cannot read key file \"%s\": %s\n",
+			path, strerror(errno));
+		return -1;
+	}
+	n = fread(key, 1, SACRED_MAC_LEN, f);
+	if (n == SACRED_MAC_LEN && fread(&extra, 1, 1, f))
+		n++;
+	fclose(f);
+	if (n != SACRED_MAC_LEN) {
+		fprintf(stderr, "sacred-kv: key file \"%s\" must hold %d bytes\n",
+			path, SACRED_MAC_LEN);
+		return -1;
+	}
+	return 0;
+}
+
 static uint64_t kv_now_ms(void)
 {
 	struct timespec ts;
@@ -306,9 +362,11 @@ static void kv_replica_usage(FILE *f)
 		"  -H  heartbeat region id (default %d): static, every replica rw\n"
 		"  -c  log capacity in entries (default %d)\n"
 		"  -s  failure detector timeout in ms (default 200)\n"
+		"  -k  this replica's process key (%d raw bytes, sacred_process_key(3))\n"
+		"      for memory instances that have a master key; the same for all\n"
 		"  -v  report leadership changes and failures on stderr\n",
 		KV_DIR_DEFAULT, KV_PID_BASE, KV_LOG_REGION, KV_HB_REGION,
-		KV_CAPACITY);
+		KV_CAPACITY, SACRED_MAC_LEN);
 }
 
 static int kv_replica(int argc, char **argv)
@@ -322,10 +380,16 @@ static int kv_replica(int argc, char **argv)
 		.capacity = KV_CAPACITY,
 		.entry_max = sizeof(struct kv_cmd),
 	};
+	static const struct option long_options[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct pollfd pfd[KV_CONNS_MAX + 1];
 	const char *dir = KV_DIR_DEFAULT;
-	char *memlist = NULL;
+	char *memlist = NULL, *keyfile = NULL;
+	uint8_t key[SACRED_MAC_LEN];
 	unsigned int i, nr_mems = 0, nfds = 1, pid_base = KV_PID_BASE;
+	long v;
 	struct sacred_rmem *rm = NULL;
 	struct sacred_log *log = NULL;
 	struct kv_state *st;
@@ -333,33 +397,46 @@ static int kv_replica(int argc, char **argv)
 	uint64_t t0 = kv_now_ms();
 	int opt, ret = 1, lfd = -1;
 
-	while ((opt = getopt(argc, argv, "i:n:m:d:P:L:H:c:s:vh")) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:n:m:d:P:L:H:c:s:k:vh",
+				  long_options, NULL)) != -1) {
 		switch (opt) {
-		case 'i': la.me = atoi(optarg); have_me = true; break;
-		case 'n': la.nr_procs = atoi(optarg); break;
-		case 'm': memlist = optarg; break;
-		case 'd': dir = optarg; break;
-		case 'P': pid_base = atoi(optarg); break;
-		case 'L': la.log_region = atoi(optarg); break;
-		case 'H': la.hb_region = atoi(optarg); break;
-		case 'c': la.capacity = atoi(optarg); break;
-		case 's': la.suspect_ms = atoi(optarg); break;
-		case 'v': verbose = true; break;
+		case 'm': memlist = optarg; continue;
+		case 'd': dir = optarg; continue;
+		case 'k': keyfile = optarg; continue;
+		case 'v': verbose = true; continue;
 		case 'h': kv_replica_usage(stdout); return 0;
+		case 'i': case 'n': case 'P': case 'L': case 'H': case 'c':
+		case 's':
+			break;
 		default: kv_replica_usage(stderr); return 2;
 		}
+		if (!kv_opt_number(opt, optarg, 0,
+				   opt == 's' ? INT32_MAX : UINT32_MAX, &v))
+			return 2;
+		switch (opt) {
+		case 'i': la.me = v; have_me = true; break;
+		case 'n': la.nr_procs = v; break;
+		case 'P': pid_base = v; break;
+		case 'L': la.log_region = v; break;
+		case 'H': la.hb_region = v; break;
+		case 'c': la.capacity = v; break;
+		case 's': la.suspect_ms = v; break;
+		}
 	}
-	if (!have_me || !la.nr_procs || !memlist || la.me >= la.nr_procs ||
-	    kv_parse_mems(memlist, addrs, &nr_mems)) {
+	if (optind < argc || !have_me || !la.nr_procs || !memlist ||
+	    la.me >= la.nr_procs || kv_parse_mems(memlist, addrs, &nr_mems)) {
 		kv_replica_usage(stderr);
 		return 2;
 	}
+	if (keyfile && kv_read_key(keyfile, key))
+		return 2;
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return 1;
 	for (i = 0; i < nr_mems; i++)
 		mems[i] = (struct sacred_rmem_member){
 			.addr = (struct sockaddr *)&addrs[i],
+			.key = keyfile ? key : NULL,
 		};
 	ra.process_id = pid_base + la.me;
 	ra.nr_mems = nr_mems;
@@ -586,29 +663,50 @@ static void kv_client_usage(FILE *f)
 
 static int kv_client(int argc, char **argv)
 {
+	static const struct option long_options[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	const char *dir = KV_DIR_DEFAULT;
 	int opt, nr = 3, timeout = 10000, r = 0;
 	struct kv_cmd c = { 0 };
 	struct kv_reply rep;
 	const char *op;
+	long v;
 
-	while ((opt = getopt(argc, argv, "+d:n:t:h")) != -1) {
+	while ((opt = getopt_long(argc, argv, "+d:n:t:h", long_options,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 'd': dir = optarg; break;
-		case 'n': nr = atoi(optarg); break;
-		case 't': timeout = atoi(optarg); break;
+		case 'n':
+			if (!kv_opt_number(opt, optarg, 1,
+					   SACRED_LOG_MAX_PROCS, &v))
+				return 2;
+			nr = v;
+			break;
+		case 't':
+			if (!kv_opt_number(opt, optarg, 1, INT32_MAX, &v))
+				return 2;
+			timeout = v;
+			break;
 		case 'h': kv_client_usage(stdout); return 0;
 		default: kv_client_usage(stderr); return 2;
 		}
 	}
-	if (optind >= argc || nr <= 0) {
+	if (optind >= argc) {
 		kv_client_usage(stderr);
 		return 2;
 	}
 	op = argv[optind++];
-	if (!strcmp(op, "bench") && (argc - optind == 1 || argc - optind == 2))
-		return kv_bench(dir, nr, timeout, atoi(argv[optind]),
+	if (!strcmp(op, "bench") && (argc - optind == 1 || argc - optind == 2)) {
+		if (!kv_number(argv[optind], 1, INT32_MAX, &v)) {
+			fprintf(stderr, "sacred-kv: invalid COUNT \"%s\"\n",
+				argv[optind]);
+			return 2;
+		}
+		return kv_bench(dir, nr, timeout, v,
 				argc - optind == 2 ? argv[optind + 1] : "b");
+	}
 	if (!strcmp(op, "put") && argc - optind == 2)
 		c.op = KV_PUT;
 	else if (!strcmp(op, "get") && argc - optind == 1)
