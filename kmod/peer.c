@@ -84,6 +84,7 @@ enum {
 	SACRED_CONN_RELEASE_QUEUED,
 	SACRED_CONN_FENCED,
 	SACRED_CONN_DEAD,
+	SACRED_CONN_PROBING,
 };
 
 struct sacred_slot {
@@ -110,6 +111,8 @@ struct sacred_slot {
  *	release waits for @release_timer (under mem->lock)
  * @fenced: completed once the QP is drained (sacred_conn_fence_start())
  * @drain_cqe: completion of the receive-queue drain marker
+ * @probe_cqe: completion of a liveness probe (sacred_conn_probe())
+ * @probe_timer: releases the connection if the probe is not answered
  * @inline_replies: the QP sends replies inline
  * @buf: receive buffers, then send buffers, SACRED_WIRE_MSG_MAX each
  * @dma: DMA address of @buf
@@ -128,6 +131,8 @@ struct sacred_conn {
 	struct list_head fenced_link;
 	struct completion fenced;
 	struct ib_cqe drain_cqe;
+	struct ib_cqe probe_cqe;
+	struct delayed_work probe_timer;
 	bool inline_replies;
 	u8 *buf;
 	u64 dma;
@@ -325,6 +330,66 @@ static void sacred_conn_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		 (test_bit(SACRED_CONN_DEAD, &conn->flags) ||
 		  sacred_conn_post_recv(conn, slot->index)))
 		sacred_conn_queue_release(conn);
+}
+
+static void sacred_conn_probe_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sacred_conn *conn =
+		container_of(wc->wr_cqe, struct sacred_conn, probe_cqe);
+
+	clear_bit(SACRED_CONN_PROBING, &conn->flags);
+	if (wc->status != IB_WC_SUCCESS &&
+	    !test_bit(SACRED_CONN_FENCED, &conn->flags))
+		sacred_conn_queue_release(conn);
+}
+
+/* The probe went unanswered for SACRED_WR_TIMEOUT_MS: nobody is there. */
+static void sacred_conn_probe_timeout(struct work_struct *work)
+{
+	struct sacred_conn *conn = container_of(to_delayed_work(work),
+						struct sacred_conn,
+						probe_timer);
+
+	if (!test_bit(SACRED_CONN_PROBING, &conn->flags))
+		return;
+	pr_warn_ratelimited("process %u: no answer to a liveness probe in %u ms: releasing its connection\n",
+			    conn->peer->process_id, SACRED_WR_TIMEOUT_MS);
+	sacred_conn_queue_release(conn);
+}
+
+/*
+ * Is the process at the other end still there? A host that crashed, or
+ * a partition that outlasted the disconnect's retries, leaves the
+ * connection up on our side for good: nothing is sent on an idle one,
+ * and its process id would be refused as a duplicate for ever. So a
+ * connect request for an id that has a connection sends, once at a
+ * time, a zero-length RDMA WRITE down the old one: it needs no key and
+ * places nothing, and a live QP acknowledges it at once (rdma_cm gives
+ * every connected RC QP remote write access; a process that took it away
+ * by hand is treated as gone, like a dead one). Unanswered after
+ * SACRED_WR_TIMEOUT_MS - rxe 6.1 retries a lost packet a couple of times
+ * and then never again, and hardware's own timeout is seconds - or
+ * failed, the connection is released like any broken one, and the
+ * process's next connect gets through.
+ *
+ * Context: mem->lock held.
+ */
+static void sacred_conn_probe(struct sacred_conn *conn)
+{
+	struct ib_rdma_wr wr = {
+		.wr.opcode	= IB_WR_RDMA_WRITE,
+		.wr.wr_cqe	= &conn->probe_cqe,
+		.wr.send_flags	= IB_SEND_SIGNALED,
+	};
+
+	if (!sacred_conn_usable(conn) ||
+	    test_and_set_bit(SACRED_CONN_PROBING, &conn->flags))
+		return;
+	if (sacred_conn_post_send(conn, &wr.wr))
+		clear_bit(SACRED_CONN_PROBING, &conn->flags);
+	else
+		queue_delayed_work(sacred_wq, &conn->probe_timer,
+				   msecs_to_jiffies(SACRED_WR_TIMEOUT_MS));
 }
 
 /*
@@ -637,8 +702,9 @@ static void sacred_conn_release_work(struct work_struct *work)
 	set_bit(SACRED_CONN_DEAD, &conn->flags);
 	list_del_init(&conn->fenced_link);
 	mutex_unlock(&mem->lock);
-	/* Detached and dead: no fence arms the timer again. */
+	/* Detached and dead: no fence or probe arms a timer again. */
 	cancel_delayed_work_sync(&conn->release_timer);
+	cancel_delayed_work_sync(&conn->probe_timer);
 
 	rdma_destroy_qp(conn->cm_id);
 	ib_free_cq(conn->cq);
@@ -699,9 +765,11 @@ static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
 	INIT_WORK(&conn->work, sacred_conn_work);
 	INIT_WORK(&conn->release_work, sacred_conn_release_work);
 	INIT_DELAYED_WORK(&conn->release_timer, sacred_conn_release_timer);
+	INIT_DELAYED_WORK(&conn->probe_timer, sacred_conn_probe_timeout);
 	INIT_LIST_HEAD(&conn->fenced_link);
 	init_completion(&conn->fenced);
 	conn->drain_cqe.done = sacred_conn_drain_done;
+	conn->probe_cqe.done = sacred_conn_probe_done;
 	for (i = 0; i < SACRED_CREDITS; i++) {
 		conn->slot[i].conn = conn;
 		conn->slot[i].index = i;
@@ -718,13 +786,16 @@ static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
 	if (ib_dma_mapping_error(ibdev, conn->dma))
 		goto err_buf;
 
-	/* Replies, MR work requests and the drain marker; receives + marker. */
+	/*
+	 * Replies, MR work requests and a probe; receives and the drain
+	 * marker.
+	 */
 	/*
 	 * Polled in softirq: every handler only queues work or completes,
 	 * and a completion that wakes a waiting request is one context
 	 * switch sooner than from a workqueue.
 	 */
-	conn->cq = ib_alloc_cq(ibdev, conn, 3 * SACRED_CREDITS + 8, 0,
+	conn->cq = ib_alloc_cq(ibdev, conn, 3 * SACRED_CREDITS + 9, 0,
 			       IB_POLL_SOFTIRQ);
 	if (IS_ERR(conn->cq)) {
 		ret = PTR_ERR(conn->cq);
@@ -734,7 +805,7 @@ static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
 	attr.qp_context = conn;
 	attr.send_cq = conn->cq;
 	attr.recv_cq = conn->cq;
-	attr.cap.max_send_wr = 2 * SACRED_CREDITS + 4;
+	attr.cap.max_send_wr = 2 * SACRED_CREDITS + 5;
 	attr.cap.max_recv_wr = SACRED_CREDITS + 1;
 	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;
@@ -903,6 +974,8 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 		return sacred_peer_reject(cm_id, SACRED_REJ_RESOURCES);
 	}
 	if (peer->conn) {
+		/* Still there? If not, a later attempt gets through. */
+		sacred_conn_probe(peer->conn);
 		mutex_unlock(&mem->lock);
 		return sacred_peer_reject(cm_id, SACRED_REJ_DUPLICATE);
 	}

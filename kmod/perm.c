@@ -78,23 +78,6 @@
 
 #define SACRED_KEY_REGS_MAX	255
 
-/*
- * How long a LOCAL_INV or REG_MR on a process's QP may take before the
- * connection is fenced. They run in microseconds, but they complete in
- * order behind the replies on the same send queue, and how long a reply
- * may be retried is the process's to say: its connect request sets our
- * QP's retry counts (up to 6 receiver-not-ready retries; peer.c refuses
- * the endless 7), and its own QP the RNR timer (up to 655 ms a retry). A
- * process that posts no receive buffer would hold mem->lock - the
- * instance, and every netlink command on it - for seconds per reply
- * queued on a NIC, and for ever on rxe in 6.1 (a reply RNR-NAKed with a
- * registration queued behind it is retried once, then never). Past this
- * bound the process is treated as gone: its QP is moved to the error
- * state, which flushes the stuck reply and the work request behind it,
- * and the MR is replaced like after any flush.
- */
-#define SACRED_WR_TIMEOUT_MS	1000
-
 /**
  * struct sacred_wait - a signaled work request on a process's QP
  * @cqe: its completion entry

@@ -42,6 +42,24 @@
 
 extern struct mutex sacred_lock;
 
+/*
+ * How long a LOCAL_INV or REG_MR on a process's QP may take before the
+ * connection is fenced. They run in microseconds, but they complete in
+ * order behind the replies on the same send queue, and how long a reply
+ * may be retried is the process's to say: its connect request sets our
+ * QP's retry counts (up to 6 receiver-not-ready retries; peer.c refuses
+ * the endless 7), and its own QP the RNR timer (up to 655 ms a retry). A
+ * process that posts no receive buffer would hold mem->lock - the
+ * instance, and every netlink command on it - for seconds per reply
+ * queued on a NIC, and for ever on rxe in 6.1 (a reply RNR-NAKed with a
+ * registration queued behind it is retried once, then never). Past this
+ * bound the process is treated as gone: its QP is moved to the error
+ * state, which flushes the stuck reply and the work request behind it,
+ * and the MR is replaced like after any flush. The same bound ends a
+ * connection whose liveness probe goes unanswered (peer.c).
+ */
+#define SACRED_WR_TIMEOUT_MS	1000
+
 /**
  * struct sacred_dev - an RDMA device sacred is attached to
  * @list: entry in the device list, under sacred_lock

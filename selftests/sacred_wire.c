@@ -567,6 +567,48 @@ TEST_F(wire, connects_given_up_at_once_leave_nothing_behind)
 }
 
 /*
+ * The process's host dies without a word: its QP stops answering, no
+ * disconnect request ever comes, and the instance's side of the
+ * connection stays up. Its next incarnation, connecting with the same
+ * id, is refused as a duplicate at first - the old one could be alive -
+ * but that refusal probes the old connection, which is found dead and
+ * released: a later attempt gets through.
+ */
+TEST_F(wire, process_whose_host_died_can_connect_again)
+{
+	struct sacred_wire_req req = attach_req(self->region, 1);
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct sacred_peer_info p7 = {};
+	struct sacred_wire_reply rep;
+	struct raw old;
+	int i, ret = -1;
+
+	ASSERT_EQ(0, raw_connect_ok(self, 7));
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	ASSERT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+	ASSERT_EQ(0, ibv_modify_qp(self->raw.id->qp, &reset, IBV_QP_STATE));
+	old = self->raw;
+	old.connected = false;	/* its host is gone: no disconnect */
+	memset(&self->raw, 0, sizeof(self->raw));
+
+	for (i = 0; i < 100 && ret; i++) {
+		ret = raw_connect_ok(self, 7);
+		if (ret) {
+			raw_close(&self->raw);
+			usleep(100000);
+		}
+	}
+	TH_LOG("connected again after %d refused attempts", i - 1);
+	ASSERT_EQ(0, ret);
+	ASSERT_LT(1, i) TH_LOG("the old connection was never refused");
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+	ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer7, &p7));
+	EXPECT_EQ(1, p7.connected);
+	raw_close(&old);
+}
+
+/*
  * 64 requests back to back, four times the credits: the instance answers
  * them all, in order, holding only 16 buffers (the rest wait in RNR
  * retries on the process's side).

@@ -393,7 +393,8 @@ struct sacred_wire_conn_rep {
  * enum sacred_wire_rej_reason - why an instance refused a connection
  * @SACRED_REJ_VERSION: unsupported wire version
  * @SACRED_REJ_MALFORMED: private data too short or reserved bits set
- * @SACRED_REJ_DUPLICATE: a live connection holds this process id
+ * @SACRED_REJ_DUPLICATE: a connection holds this process id; it is probed,
+ *	and released if found dead: try again
  * @SACRED_REJ_RESOURCES: the instance is out of memory or queue pairs
  * @SACRED_REJ_DOWN: the instance is down
  * @SACRED_REJ_AUTH: the instance has a key and the request did not prove
