@@ -385,6 +385,17 @@ static int slots_deliver(struct sacred_slots *s, unsigned int slot,
 	return 0;
 }
 
+/* The newest valid cell of @slot in the read buffers (@res) into @data. */
+static int slots_pick(struct sacred_slots *s, unsigned int slot,
+		      const struct sacred_rmem_result *res, void *data,
+		      size_t max, struct sacred_cell_view *view)
+{
+	struct sacred_cell_view v;
+	int ret = slots_newest(s, s->bufs, 0, res, &v, NULL);
+
+	return ret ? ret : slots_deliver(s, slot, &v, data, max, view);
+}
+
 /**
  * sacred_slots_read() - the newest valid cell of a slot on a quorum
  * @s: the slots
@@ -421,7 +432,6 @@ int sacred_slots_read_every(struct sacred_slots *s, unsigned int slot,
 			    void *data, size_t max,
 			    struct sacred_cell_view *view, bool *every)
 {
-	struct sacred_cell_view v;
 	struct sacred_rmem_result res;
 	int ret;
 
@@ -432,10 +442,7 @@ int sacred_slots_read_every(struct sacred_slots *s, unsigned int slot,
 	if (ret)
 		return ret;
 	*every = res.ok == (1U << sacred_rmem_nr_mems(s->rm)) - 1;
-	ret = slots_newest(s, s->bufs, 0, &res, &v, NULL);
-	if (ret)
-		return ret;
-	return slots_deliver(s, slot, &v, data, max, view);
+	return slots_pick(s, slot, &res, data, max, view);
 }
 
 /**
@@ -472,7 +479,6 @@ int sacred_slots_read_after(struct sacred_slots *s, unsigned int slot,
 			    size_t max, struct sacred_cell_view *view)
 {
 	struct sacred_rmem_result res;
-	struct sacred_cell_view v;
 	struct sacred_io ops[2];
 	int ret;
 
@@ -492,10 +498,7 @@ int sacred_slots_read_after(struct sacred_slots *s, unsigned int slot,
 	if (ret)
 		return ret;
 	/* Only memories where both were done: bit i of res.ok. */
-	ret = slots_newest(s, s->bufs, 0, &res, &v, NULL);
-	if (ret)
-		return ret;
-	return slots_deliver(s, slot, &v, data, max, view);
+	return slots_pick(s, slot, &res, data, max, view);
 }
 
 /**
