@@ -392,7 +392,7 @@ case_memory_round_trip() {
 	err 1 'no such memory instance' memory del 7581
 }
 
-# memory add/set key KEYFILE, key none: "keyed" follows.
+# memory add/set key KEYFILE, key none: "keyed" follows; memory key.
 case_memory_key() {
 	head -c 32 /dev/urandom > "$T/key32"
 	head -c 8 /dev/urandom > "$T/key8"
@@ -416,7 +416,24 @@ case_memory_key() {
 	ok memory set 7583 key none
 	ok -j memory show 7583 && expect "keyed after key none" "$(js '.[0].keyed')" false
 	ok memory del 7583
-	rm -f "$T"/key*
+
+	# memory key: process PID's key from the master key, raw, on stdout.
+	ok memory key "$T/key32" pid 1100 || return
+	expect "memory key: bytes" "$(wc -c < "$T/out")" 32
+	cp "$T/out" "$T/pkey"
+	ok mem k "$T/key32" p 1100 && { cmp -s "$T/out" "$T/pkey" || fail "memory key: not the same key twice"; }
+	ok memory key "$T/key32" pid 1101 && { cmp -s "$T/out" "$T/pkey" && fail "memory key: pid 1101 got pid 1100's key"; }
+	if command -v openssl > /dev/null && command -v xxd > /dev/null; then
+		# HMAC-SHA256(master, "sacred-process-key" || le32 pid), the uapi's Identity
+		expect "memory key: HMAC-SHA256" "$(xxd -p -c 64 "$T/pkey")" \
+			"$( (printf 'sacred-process-key'; printf '\x4c\x04\x00\x00') |
+			    openssl dgst -sha256 -mac HMAC -macopt "hexkey:$(xxd -p -c 256 "$T/key32")" -binary |
+			    xxd -p -c 64)"
+	fi
+	err 255 'invalid pid "x" (0-4294967295)' memory key "$T/key32" pid x
+	err 255 'usage: memory key KEYFILE pid PID' memory key "$T/key32"
+	err 255 "key file \"$T/key8\" must hold 16 to 64 bytes" memory key "$T/key8" pid 1
+	rm -f "$T"/key* "$T/pkey"
 }
 
 # memory errors: the kernel's refusals (1, extack) and bad numbers (255).
@@ -946,7 +963,7 @@ cases=(
 	"case_write_error|cli: a write error on stdout fails the command"
 	"case_dev_show|cli: dev show lists the rxe devices, plain and -j, as rdma dev does"
 	"case_memory_round_trip|cli: memory add/show/set/del round trip"
-	"case_memory_key|cli: memory add/set key KEYFILE and key none"
+	"case_memory_key|cli: memory add/set key KEYFILE and key none, memory key derives a process key"
 	"case_memory_errors|cli: memory errors: duplicate id, unknown dev, cap below use, bad numbers"
 	"case_region_round_trip|cli: region add/show/del with every policy and size form"
 	"case_region_acl|cli: region set acl and show -d"

@@ -87,19 +87,25 @@ static int region_everywhere(struct sacred_ctrl *ctrl,
 			     NR_REPLICAS, -1);
 }
 
-/* tools/kv/sacred-kv of the tree this test program was built in. */
+/* @rel (from the tree's top) of the tree this test program was built in. */
+static const char *tree_binary(char *path, size_t size, const char *rel)
+{
+	char *slash;
+	ssize_t n = readlink("/proc/self/exe", path, size - 64);
+
+	if (n <= 0)
+		return rel;	/* from selftests/, where the rig runs us */
+	path[n] = '\0';
+	slash = strrchr(path, '/');
+	snprintf(slash ? slash + 1 : path, 64, "%s", rel);
+	return path;
+}
+
 static const char *kv_binary(void)
 {
 	static char path[4096];
-	char *slash;
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
 
-	if (n <= 0)
-		return "../tools/kv/sacred-kv";
-	path[n] = '\0';
-	slash = strrchr(path, '/');
-	strcpy(slash ? slash + 1 : path, "../tools/kv/sacred-kv");
-	return path;
+	return tree_binary(path, sizeof(path), "../tools/kv/sacred-kv");
 }
 
 /* Replica @i, with the process key in @keyfile if not NULL. */
@@ -567,9 +573,10 @@ static bool exits_within(pid_t pid, int ms, int *status)
 
 TEST_F(kv, replicas_prove_their_keys_to_keyed_memories)
 {
-	uint8_t master[32], key[SACRED_MAC_LEN];
+	uint8_t master[32], key[SACRED_MAC_LEN], got[SACRED_MAC_LEN];
+	char path[NR_REPLICAS][128], mpath[128];
+	static char cli[4096];
 	struct kv_reply rep;
-	char path[NR_REPLICAS][128];
 	unsigned int i;
 	int status;
 	pid_t pid;
@@ -589,14 +596,24 @@ TEST_F(kv, replicas_prove_their_keys_to_keyed_memories)
 		ASSERT_EQ(0, sacred_mem_set_key(self->ctrl, self->mem[i].id,
 						master, sizeof(master)));
 	ASSERT_EQ(0, sh("mkdir -p %s", self->dir));
+	snprintf(mpath, sizeof(mpath), "%s/master", self->dir);
+	f = fopen(mpath, "wb");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fwrite(master, sizeof(master), 1, f));
+	ASSERT_EQ(0, fclose(f));
+	/* The admin's way: sacred memory key; the library's must agree. */
 	for (i = 0; i < NR_REPLICAS; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/key-%u", self->dir, i);
+		ASSERT_EQ(0, sh("%s memory key %s pid %u > %s",
+				tree_binary(cli, sizeof(cli), "../tools/sacred"),
+				mpath, PID_BASE + i, path[i]));
 		ASSERT_EQ(0, sacred_process_key(master, sizeof(master),
 						PID_BASE + i, key));
-		snprintf(path[i], sizeof(path[i]), "%s/key-%u", self->dir, i);
-		f = fopen(path[i], "wb");
+		f = fopen(path[i], "rb");
 		ASSERT_NE(NULL, f);
-		ASSERT_EQ(1, fwrite(key, sizeof(key), 1, f));
-		ASSERT_EQ(0, fclose(f));
+		ASSERT_EQ(1, fread(got, sizeof(got), 1, f));
+		fclose(f);
+		EXPECT_EQ(0, memcmp(key, got, sizeof(key)));
 	}
 
 	/* Without its key a replica cannot connect: it says so and exits. */

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <netinet/in.h>
 
 #include "sacred.h"
@@ -75,6 +76,7 @@ static int mem_help(struct cli *cli, int argc, char **argv)
 	       "       sacred memory set [ id ] ID [ state { up | down } ] [ cap SIZE ]\n"
 	       "                            [ key { KEYFILE | none } ]\n"
 	       "       sacred memory show [ [ id ] ID ]\n"
+	       "       sacred memory key KEYFILE pid PID > PROCESS_KEYFILE\n"
 	       "       sacred memory help\n"
 	       "where  DEV     RDMA device, as `sacred dev show` lists it\n"
 	       "       IBPORT  RDMA port of DEV, 1-%u (default 1)\n"
@@ -88,12 +90,15 @@ static int mem_help(struct cli *cli, int argc, char **argv)
 	       "               by 1024, 1024^2, 1024^3 (\"512m\", \"2g\")\n"
 	       "KEYFILE holds the instance's master key, 16 to 64 raw bytes; with a\n"
 	       "key, only processes proving their own key connect (libsacred(3),\n"
-	       "sacred_process_key()).\n"
+	       "sacred_process_key()). \"key\" writes process PID's key, derived\n"
+	       "from the master key in KEYFILE, to standard output: the %d raw\n"
+	       "bytes to hand that process (sacred-kv replica -k).\n"
 	       "\"state down\" crashes the instance on purpose: its listener and\n"
 	       "every connection go, its regions and ACLs stay; \"state up\"\n"
 	       "listens again.\n"
 	       "The object may be written \"mem\".\n",
-	       IBPORT_MAX, format_size(SACRED_MEM_CAP_DEFAULT, cap, sizeof(cap)));
+	       IBPORT_MAX, format_size(SACRED_MEM_CAP_DEFAULT, cap, sizeof(cap)),
+	       SACRED_MAC_LEN);
 	return SACRED_EXIT_OK;
 }
 
@@ -428,6 +433,37 @@ static int mem_show(struct cli *cli, int argc, char **argv)
 	return ret ? cli_fail(cli, ret) : SACRED_EXIT_OK;
 }
 
+/*
+ * key KEYFILE pid PID: process PID's key, derived from the master key in
+ * KEYFILE as the instance derives it, to stdout - never to a terminal.
+ * No netlink: the admin hands the key to the process.
+ */
+static int mem_key(struct cli *cli, int argc, char **argv)
+{
+	uint8_t master[SACRED_KEY_MAX + 1], key[SACRED_MAC_LEN];
+	size_t len;
+	uint32_t pid;
+	int ret;
+
+	if (argc != 3 || !is_prefix(argv[1], "pid"))
+		return cli_usage(cli, "usage: memory key KEYFILE pid PID");
+	if (parse_u32(argv[2], 0, UINT32_MAX, &pid))
+		return cli_usage(cli, "invalid pid \"%s\" (0-%u)", argv[2],
+				 UINT32_MAX);
+	if (isatty(STDOUT_FILENO))
+		return cli_usage(cli,
+				 "a key is raw bytes: redirect standard output to a file");
+	ret = mem_read_key(cli, argv[0], master, &len);
+	if (ret)
+		return ret;
+	ret = sacred_process_key(master, len, pid, key);
+	if (!ret && fwrite(key, sizeof(key), 1, stdout) != 1)
+		ret = -EIO;
+	memset(master, 0, sizeof(master));
+	memset(key, 0, sizeof(key));
+	return ret ? cli_fail(cli, ret) : SACRED_EXIT_OK;
+}
+
 int cmd_memory(struct cli *cli, int argc, char **argv)
 {
 	static const struct cli_cmd cmds[] = {
@@ -437,6 +473,7 @@ int cmd_memory(struct cli *cli, int argc, char **argv)
 		{ "set", mem_set },
 		{ "show", mem_show },
 		{ "list", mem_show },
+		{ "key", mem_key },
 		{ "help", mem_help },
 		{ NULL, NULL },
 	};

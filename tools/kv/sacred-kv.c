@@ -362,7 +362,7 @@ static void kv_replica_usage(FILE *f)
 		"  -H  heartbeat region id (default %d): static, every replica rw\n"
 		"  -c  log capacity in entries (default %d)\n"
 		"  -s  failure detector timeout in ms (default 200)\n"
-		"  -k  this replica's process key (%d raw bytes, sacred_process_key(3))\n"
+		"  -k  this replica's process key (%d raw bytes, from `sacred memory key`)\n"
 		"      for memory instances that have a master key; the same for all\n"
 		"  -v  report leadership changes and failures on stderr\n",
 		KV_DIR_DEFAULT, KV_PID_BASE, KV_LOG_REGION, KV_HB_REGION,
