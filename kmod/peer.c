@@ -338,6 +338,8 @@ static void sacred_conn_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 		container_of(wc->wr_cqe, struct sacred_conn, probe_cqe);
 
 	clear_bit(SACRED_CONN_PROBING, &conn->flags);
+	/* Answered: its timer must not judge the next probe. */
+	cancel_delayed_work(&conn->probe_timer);
 	if (wc->status != IB_WC_SUCCESS &&
 	    !test_bit(SACRED_CONN_FENCED, &conn->flags))
 		sacred_conn_queue_release(conn);
@@ -387,9 +389,23 @@ static void sacred_conn_probe(struct sacred_conn *conn)
 		return;
 	if (sacred_conn_post_send(conn, &wr.wr))
 		clear_bit(SACRED_CONN_PROBING, &conn->flags);
-	else
-		queue_delayed_work(sacred_wq, &conn->probe_timer,
-				   msecs_to_jiffies(SACRED_WR_TIMEOUT_MS));
+	else	/* a full period for this probe, whatever was pending */
+		mod_delayed_work(sacred_wq, &conn->probe_timer,
+				 msecs_to_jiffies(SACRED_WR_TIMEOUT_MS));
+}
+
+/**
+ * sacred_conn_probing() - is a liveness probe of @conn unanswered?
+ * @conn: the connection
+ *
+ * A work request posted now would complete only after the probe, which
+ * on a dead process takes SACRED_WR_TIMEOUT_MS.
+ *
+ * Return: true while a probe is in flight.
+ */
+bool sacred_conn_probing(struct sacred_conn *conn)
+{
+	return test_bit(SACRED_CONN_PROBING, &conn->flags);
 }
 
 /*
@@ -973,14 +989,19 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 		mutex_unlock(&mem->lock);
 		return sacred_peer_reject(cm_id, SACRED_REJ_RESOURCES);
 	}
+	/*
+	 * A proof counts as used once checked, even if the request is then
+	 * refused as a duplicate: replayed after the probe below released
+	 * the old connection, it would let its sender in as this process.
+	 */
+	if (mem->key_len)
+		peer->last_counter = le64_to_cpu(req.counter);
 	if (peer->conn) {
 		/* Still there? If not, a later attempt gets through. */
 		sacred_conn_probe(peer->conn);
 		mutex_unlock(&mem->lock);
 		return sacred_peer_reject(cm_id, SACRED_REJ_DUPLICATE);
 	}
-	if (mem->key_len)
-		peer->last_counter = le64_to_cpu(req.counter);
 	conn = sacred_conn_create(peer, cm_id);
 	if (IS_ERR(conn)) {
 		mutex_unlock(&mem->lock);

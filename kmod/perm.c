@@ -398,7 +398,12 @@ static int sacred_perm_settle(struct sacred_region *region,
 			op->fence = conn;
 			op->psn = sacred_conn_rq_psn(conn);
 		}
+		/*
+		 * Behind an unanswered probe (peer.c) a LOCAL_INV would wait
+		 * for it: a fenced loser's MR is replaced instead.
+		 */
 		op->invalidated = sacred_conn_usable(conn) &&
+				  !(op->fence && sacred_conn_probing(conn)) &&
 				  !sacred_grant_post_inv(grant, conn, &op->w);
 	}
 	for (i = 0; i < n; i++)

@@ -269,6 +269,7 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 int sacred_conn_cm_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *event);
 struct sacred_conn *sacred_peer_conn(struct sacred_peer *peer);
 bool sacred_conn_usable(struct sacred_conn *conn);
+bool sacred_conn_probing(struct sacred_conn *conn);
 s64 sacred_conn_rq_psn(struct sacred_conn *conn);
 int sacred_conn_post_send(struct sacred_conn *conn,
 			  const struct ib_send_wr *wr);
