@@ -63,6 +63,14 @@
  * memory that did not answer may hold it) it writes nothing there: a
  * takeover or an append fails with -ENOTCONN and is tried again.
  *
+ * A process that cannot lead yet abstains: it keeps its heartbeat still
+ * and leaves itself out of the election, so that the others elect - and
+ * keep - someone else. That is a process catching up after it opened
+ * (until it delivered every entry the metas said were committed then:
+ * recovering a long log inside one takeover would outlast the others'
+ * timeouts), and one that opened again and cannot yet tell which of its
+ * cells to keep (it asks the memories again on every heartbeat tick).
+ *
  * The log has a fixed capacity (no trimming yet): appends beyond it fail
  * with -ENOSPC.
  *
@@ -100,6 +108,11 @@ enum { LOG_FOLLOWER, LOG_LEADER };
  * @seq: sequence number of own last cell
  * @meta_good: the own meta cell holding the last completed write
  * @meta_unsure: opened again, and @meta_good cannot be told yet
+ * @area_unsure: opened again, and own cell pair @unsure_at cannot be told
+ *	yet
+ * @unsure_at: that index
+ * @stand_after: abstain from the election until this many entries are
+ *	delivered (the highest commit the metas showed at the open)
  * @good: per index, the own area cell holding the last completed write,
  *	or LOG_CELL_UNSURE
  * @next: leader: the next index to append
@@ -130,6 +143,9 @@ struct sacred_log {
 	uint64_t seq;
 	uint8_t meta_good;
 	bool meta_unsure;
+	bool area_unsure;
+	uint64_t unsure_at;
+	uint64_t stand_after;
 	uint8_t *good;
 	uint64_t next;
 	uint64_t committed;
@@ -273,7 +289,9 @@ static int log_settle_area(struct sacred_log *l, uint64_t i)
 			l->good[i + j] = log_own_good(l, res.ok, j * pair,
 						      l->entry_cell,
 						      LOG_ENTRY_HDR, 1);
-	return l->good[i] == LOG_CELL_UNSURE ? -ENOTCONN : 0;
+	l->area_unsure = l->good[i] == LOG_CELL_UNSURE;
+	l->unsure_at = i;
+	return l->area_unsure ? -ENOTCONN : 0;
 }
 
 /* Write @payload into own cell pair at @off (cells @size bytes). */
@@ -637,13 +655,33 @@ static int log_catch_up(struct sacred_log *l)
 	}
 }
 
-/* Bump own heartbeat, read everyone's, and elect. */
+/* Whether this process may not lead yet (see the header comment). */
+static bool log_abstains(const struct sacred_log *l)
+{
+	return l->applied < l->stand_after || l->meta_unsure ||
+	       l->area_unsure;
+}
+
+/* Opened again and unsure of own cells: ask the memories again. */
+static void log_resettle(struct sacred_log *l)
+{
+	if (l->meta_unsure)
+		log_settle_meta(l);
+	if (l->area_unsure)
+		log_settle_area(l, l->unsure_at);
+}
+
+/*
+ * Bump own heartbeat, read everyone's, and elect; an abstaining process
+ * neither bumps it nor counts itself.
+ */
 static void log_heartbeat(struct sacred_log *l, uint64_t now)
 {
 	uint64_t words[SACRED_RMEM_MAX][SACRED_LOG_MAX_PROCS];
 	void *bufs[SACRED_RMEM_MAX];
 	unsigned int n = sacred_rmem_nr_mems(l->a.rm), k, p;
 	struct sacred_rmem_result res;
+	bool abstain = log_abstains(l);
 	uint64_t hb;
 	int leader = -1;
 
@@ -658,9 +696,11 @@ static void log_heartbeat(struct sacred_log *l, uint64_t now)
 		l->last_revive = now;
 		sacred_rmem_revive(l->a.rm);
 	}
-	hb = htole64(++l->hb);
-	sacred_rmem_write(l->a.rm, l->a.hb_region, 8 * l->a.me, &hb,
-			  sizeof(hb), NULL);
+	if (!abstain) {
+		hb = htole64(++l->hb);
+		sacred_rmem_write(l->a.rm, l->a.hb_region, 8 * l->a.me, &hb,
+				  sizeof(hb), NULL);
+	}
 	for (k = 0; k < n; k++)
 		bufs[k] = words[k];
 	if (!sacred_rmem_read(l->a.rm, l->a.hb_region, 0, bufs,
@@ -682,9 +722,11 @@ static void log_heartbeat(struct sacred_log *l, uint64_t now)
 			l->hb_change[p] = now;
 		}
 	}
-	l->hb_change[l->a.me] = now;
+	if (!abstain)
+		l->hb_change[l->a.me] = now;
 	for (p = 0; p < l->a.nr_procs && leader < 0; p++)
-		if (now - l->hb_change[p] < l->susp[p])
+		if (now - l->hb_change[p] < l->susp[p] &&
+		    !(p == l->a.me && abstain))
 			leader = p;
 	l->leader = leader;
 }
@@ -818,6 +860,12 @@ int sacred_log_open(const struct sacred_log_attr *attr,
 		ret = log_hb_floor(l);
 	if (!ret)
 		ret = log_fetch_metas(l, &res);
+	if (!ret) {
+		uint64_t mbal;
+
+		log_scan_metas(l, res.ok, &mbal, &l->stand_after);
+		l->max_seen = mbal;
+	}
 	if (!ret && log_led_before(l, res.ok)) {
 		memset(l->good, LOG_CELL_UNSURE, attr->capacity);
 		l->meta_unsure = true;
@@ -869,6 +917,11 @@ void sacred_log_close(struct sacred_log *l)
  * follower delivers newly decided entries to the commit callback; a
  * leader writes its commit point into its meta when it moved.
  *
+ * A process that cannot lead yet - catching up after it opened, or
+ * opened again and unsure which of its cells to keep - abstains: its
+ * heartbeat stays still and it does not elect itself, so the others go
+ * on without it; it follows meanwhile.
+ *
  * Return: 0; -EAGAIN when a takeover lost to a higher ballot; the
  * replicated memory's errors (no quorum). Errors are not fatal: poll
  * again.
@@ -884,6 +937,8 @@ int sacred_log_poll(struct sacred_log *l)
 	tick = now - l->last_hb >= (uint64_t)l->a.hb_period_ms;
 
 	if (tick) {
+		if (l->meta_unsure || l->area_unsure)
+			log_resettle(l);
 		log_heartbeat(l, now);
 		if (l->leader != (int)l->a.me)
 			log_step_down(l);

@@ -2,8 +2,9 @@
 /*
  * sacred_log - the replicated log on three memory instances: a stable
  * leader appending, the leader crashing and a follower taking over, the
- * crashed leader coming back, an old leader that wakes up after it was
- * fenced, and a minority of memories going down under appends. Three processes (threads with a
+ * crashed leader coming back (and, unsure of its own cells, letting the
+ * others lead until it can tell), an old leader that wakes up after it
+ * was fenced, and a minority of memories going down under appends. Three processes (threads with a
  * replicated-memory handle each) drive their logs; every entry each one
  * delivers is recorded, and every run checks the histories: for every
  * index, every process delivered the same entry; every entry was
@@ -429,6 +430,50 @@ TEST_F(log, crashed_leader_comes_back_and_leads_again)
 	       (unsigned long long)st.takeovers,
 	       (unsigned long long)st.recovered,
 	       (unsigned long long)st.appends);
+}
+
+/*
+ * P0 leads with memory 2 down - its metas (the commit, on every tick) go
+ * to memories 0 and 1 only - and crashes. Memory 2 comes back, memory 0
+ * goes down, P1 leads on. P0 comes back: of the memories that answer,
+ * only memory 1 holds its newest meta, and memory 0 may hold it too, so
+ * it cannot tell which meta cell to keep and must not take over. It
+ * abstains - heartbeat still, out of the election - and P1 and P2 go on
+ * appending. Memory 0 back: P0 settles, stands, leads, appends.
+ */
+TEST_F(log, restarted_process_unsure_of_its_cells_lets_the_others_lead)
+{
+	set_target(self, 10);
+	ASSERT_TRUE(wait_applied(self, 7, 10, 20000));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	set_target(self, 20);
+	ASSERT_TRUE(wait_applied(self, 7, 20, 30000));
+	usleep(100000);		/* a few ticks: P0's meta has commit 20 */
+	proc_stop(&self->p[0], true);
+
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_UP, 0, NULL));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	set_target(self, 30);
+	ASSERT_TRUE(wait_applied(self, 6, 30, 30000));
+
+	ASSERT_EQ(0, proc_restart(self, 0));
+	set_target(self, 45);
+	atomic_store(&self->p[0].target, 0);
+	ASSERT_TRUE(wait_applied(self, 6, 45, 30000))
+		TH_LOG("P1 and P2 stopped while P0 could not lead");
+	EXPECT_FALSE(self->p[0].first_commit_ms);
+
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
+				    SACRED_MEM_UP, 0, NULL));
+	set_target(self, 45);
+	atomic_store(&self->p[0].target, 60);
+	ASSERT_TRUE(wait_applied(self, 7, 60, 30000));
+	EXPECT_TRUE(self->p[0].first_commit_ms)
+		TH_LOG("P0 did not lead again");
+	EXPECT_TRUE(history_ok(_metadata, self, 7));
 }
 
 /* The log's layout (lib/log.c's header comment), to look at P0's cells. */
