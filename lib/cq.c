@@ -16,8 +16,9 @@
  *                     leader's signed value.
  *   base + 1 + i      process i's region: swmr, i the writer. Slot 0: i's
  *                     signed copy of the leader's value (followers, every
- *                     process but the leader, copy); slot 1: i's signed
- *                     panic; slot 2: "done" (i decided).
+ *                     process but the leader, copy) - the leader's mark
+ *                     in the leader's region (cq_leader_resume()); slot
+ *                     1: i's signed panic; slot 2: "done" (i decided).
  *   base + 1 + n + i  process i's commit region: revoke-only, i
  *                     read-write. Slot 0: the unanimity certificate i saw
  *                     before it decided on the fast path (followers only:
@@ -160,6 +161,7 @@
 
 /* Slots of a process's region. */
 #define CQ_SLOT_COPY	0
+#define CQ_SLOT_MARK	0	/* the leader's region: it has no copy */
 #define CQ_SLOT_PANIC	1
 #define CQ_SLOT_DONE	2
 #define CQ_NR_SLOTS	3
@@ -273,8 +275,8 @@ struct cq_peer {
  * @no_fast: opened without write on its commit region (a follower) or the
  *	leader region (the leader) - a panic revoked it: straight to the
  *	backup
- * @may_sign: the leader: every memory showed its region empty, so it
- *	signed no value before this handle, and may sign one
+ * @may_sign: the leader: it signed no value before this handle, and its
+ *	mark is on a quorum (cq_leader_resume()): it may sign one
  * @in_backup: this process has joined the backup
  * @round: the backup round this process is in
  * @peer: the backup's view of every process
@@ -702,12 +704,33 @@ static int cq_read_leader(struct sacred_cq *cq,
 }
 
 /*
- * The leader, before it signs anything: a value it signed with an earlier
- * handle is the one it proposes (cq_hold_copy()). That write may have
- * reached a single memory before the crash, which a quorum read can miss:
- * so every memory is read, and only if all of them answer and none holds
- * a signed value does it know it signed none (cq->may_sign). Returns 0 or
- * the read's error.
+ * The leader may sign (cq->may_sign) once its mark is on a quorum: the
+ * mark is written, in this handle, before any value is ever signed.
+ */
+static void cq_leader_mark(struct sacred_cq *cq)
+{
+	static const char mark[] = "leader";
+	int tries = 0;
+	int ret;
+
+	do {
+		cq->stats.round_trips++;
+		ret = sacred_slots_write(cq->procs[0], CQ_SLOT_MARK, mark,
+					 sizeof(mark));
+	} while (cq_again(cq, ret, &tries));
+	cq->may_sign = !ret;
+}
+
+/*
+ * The leader, before it signs anything. It signs only after its mark
+ * reached a quorum (cq_leader_mark()), so a quorum read that finds no
+ * mark proves it never signed: it marks, and may sign - one write at its
+ * first open, even with a memory down. With the mark there, a value it
+ * signed with an earlier handle is the one it proposes (cq_hold_copy()).
+ * That write may have reached a single memory before a crash, which a
+ * quorum read can miss: so the leader region is read from every memory,
+ * and only if all of them answer and none holds a signed value may it
+ * sign. Returns 0 or a read's error.
  */
 static int cq_leader_resume(struct sacred_cq *cq)
 {
@@ -720,6 +743,19 @@ static int cq_leader_resume(struct sacred_cq *cq)
 
 	do {
 		cq->stats.round_trips++;
+		ret = sacred_slots_read(cq->procs[0], CQ_SLOT_MARK, cq->buf,
+					max, &v);
+	} while (cq_again(cq, ret, &tries));
+	if (ret == -ENODATA) {
+		cq_leader_mark(cq);
+		return 0;
+	}
+	if (ret && ret != -ENOSPC)	/* -ENOSPC: not ours, but a cell */
+		return ret;
+
+	tries = 0;
+	do {
+		cq->stats.round_trips++;
 		ret = sacred_slots_read_every(cq->leader, 0, cq->buf, max, &v,
 					      &every);
 		ret = cq_leader_value(cq, ret, &v, &lr);
@@ -730,7 +766,8 @@ static int cq_leader_resume(struct sacred_cq *cq)
 	}
 	if (ret != -EAGAIN && ret != -EBADMSG)
 		return ret;
-	cq->may_sign = every;
+	if (every)
+		cq_leader_mark(cq);
 	return 0;
 }
 
@@ -739,10 +776,11 @@ static int cq_leader_resume(struct sacred_cq *cq)
  * @attr: see &struct sacred_cq_attr
  * @cqp: on success, the handle
  *
- * The leader reads the leader region from every memory before it returns:
- * a value it signed there with an earlier handle (before a crash and
- * restart) is the one it proposes - it never signs a second; with a
- * memory silent and nothing on the others it cannot tell, and
+ * The leader looks for its mark (cq_leader_resume()): at its first open it
+ * writes it, and may sign; opened again, it reads the leader region from
+ * every memory: a value it signed there with an earlier handle (before a
+ * crash and restart) is the one it proposes - it never signs a second;
+ * with a memory silent and nothing on the others it cannot tell, and
  * sacred_cq_propose() asks again. Like sacred_pmp_open()'s read and the
  * panic's, it brings connections fenced by an earlier instance back
  * (cq_again()).
@@ -1381,16 +1419,15 @@ static int bk_send(struct sacred_cq *cq, unsigned int k, size_t len)
 		memcpy(cq->msg, cq->pend, cq->pend_len);
 		len = cq->pend_len;
 	}
+	/* Until it is applied here too: a failure below resends it as is. */
+	memcpy(cq->pend, cq->msg, len);
+	cq->pend_len = len;
+	cq->pend_k = k;
 	do {
 		ret = sacred_neb_broadcast(cq->neb, k, cq->msg, len);
 	} while (cq_again(cq, ret, &tries));
-	if (ret) {
-		memcpy(cq->pend, cq->msg, len);
-		cq->pend_len = len;
-		cq->pend_k = k;
+	if (ret)
 		return ret;
-	}
-	cq->pend_k = -1;
 	/* Apply a copy: applying may validate others, reusing cq->msg. */
 	m = malloc(len);
 	if (!m)
@@ -1401,6 +1438,7 @@ static int bk_send(struct sacred_cq *cq, unsigned int k, size_t len)
 	/* Our own messages are valid by construction: anything else is a bug. */
 	if (ret)
 		return ret == -EAGAIN ? -EIO : ret;
+	cq->pend_k = -1;
 	pe->next++;
 	return 0;
 }
@@ -1693,8 +1731,13 @@ static int cq_lead(struct sacred_cq *cq, const void *v, size_t len, void *out,
 	}
 	cq->stats.round_trips++;
 	ret = sacred_slots_write(cq->leader, 0, cq->rec, n);
-	if (ret == -EACCES || ret == -ECONNRESET)
-		/* Revoked by someone's panic: decide in the backup. */
+	/*
+	 * Revoked by someone's panic: decide in the backup. Opened again
+	 * and unsure which cell holds its write (-ENOTCONN, nothing sent),
+	 * it would not learn of a panic from the memory: it looks.
+	 */
+	if (ret == -EACCES || ret == -ECONNRESET ||
+	    (ret == -ENOTCONN && cq_someone_panicked(cq)))
 		return cq_backup(cq, v, len, out, max, out_len);
 	if (ret)
 		return ret;

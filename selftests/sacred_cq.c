@@ -21,7 +21,8 @@
  * cut off from its memories for a while goes on when called again. Last,
  * a leader that decided and comes back with a fresh handle proposes the
  * value it signed, not a second one; one that comes back unable to tell
- * whether it signed (a memory silent) signs nothing new.
+ * whether it signed (a memory silent) signs nothing new, while a leader
+ * opening a new instance with a memory down takes the fast path.
  *
  * Regions: sacred_cq_setup() at CQ_BASE on every instance.
  */
@@ -386,6 +387,48 @@ TEST_F(cq, backup_goes_on_after_the_memories_come_back)
 }
 
 /*
+ * A new instance whose processes open it with memory 2 down - a crashed
+ * memory is a fault the model allows: the leader, opening it for the
+ * first time, finds no mark of its own, so it signed nothing; it marks
+ * (one write at the open) and takes the fast path like everyone else.
+ */
+TEST_F(cq, instance_opened_with_a_memory_down_takes_the_fast_path)
+{
+	struct sacred_cq_attr ca = self->ca[0];
+	struct proposer p[NR_PROCS];
+	uint32_t ids[NR_MEMS];
+	unsigned int i;
+
+	for (i = 0; i < NR_MEMS; i++)
+		ids[i] = self->mem[i].id;
+	for (i = 0; i < NR_PROCS; i++) {
+		sacred_cq_close(self->cq[i]);
+		self->cq[i] = NULL;
+	}
+	ca.base_region = CQ_BASE + 100;
+	ASSERT_EQ(0, sacred_cq_setup(self->ctrl, ids, NR_MEMS, &ca,
+				     NR_PROCS));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	for (i = 0; i < NR_PROCS; i++) {
+		ca = self->ca[i];
+		ca.base_region = CQ_BASE + 100;
+		ASSERT_EQ(0, after_revive(self->rm[i], 5,
+					  sacred_cq_open(&ca, &self->cq[i])));
+		p[i] = (struct proposer){ .cq = self->cq[i] };
+		snprintf(p[i].in, sizeof(p[i].in), "value of P%u", i);
+	}
+	run(self, p, 7);
+	for (i = 0; i < NR_PROCS; i++) {
+		EXPECT_EQ(0, p[i].ret) TH_LOG("P%u: %d", i, p[i].ret);
+		EXPECT_STREQ("value of P0", p[i].out);
+		EXPECT_TRUE(p[i].st.fast) TH_LOG("P%u not on the fast path", i);
+	}
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_UP, 0, NULL));
+}
+
+/*
  * The leader signs a value that only memory 0 takes (1 and 2 are down),
  * then crashes, and comes back while memory 0 is down: the two memories
  * that answer hold nothing, but memory 0 may hold a value it signed. It
@@ -667,8 +710,13 @@ TEST_F(cq, withheld_copy_and_unproven_proposal_are_refused)
 	EXPECT_TRUE(p[2].st.panicked);
 	EXPECT_EQ(SACRED_CQ_CARRY_COPY, p[2].st.carried);
 	EXPECT_EQ(2U, p[2].st.faulty);
-	/* rounds 0 (no leader) and 1 (P1's, refused) decided nothing */
-	EXPECT_GE(p[2].st.backup_rounds, 3U);
+	/*
+	 * Round 1 (P1's, refused) was reached. Round 0's leader, the
+	 * helping P0, comes late, but may still get its proposal accepted
+	 * by a quorum before round 1 ends (the debug kernel's timing): so
+	 * the decision may be round 0's, seen in round 1.
+	 */
+	EXPECT_GE(p[2].st.backup_rounds, 2U);
 	TH_LOG("the Byzantine P1: %d \"%s\"", p[1].ret, p[1].out);
 }
 
