@@ -235,6 +235,19 @@ static void run(FIXTURE_DATA(cq) *self, struct proposer *p, unsigned int mask)
 			pthread_join(th[i], NULL);
 }
 
+/* Everyone decided the leader's value on the fast path. */
+static void expect_all_fast(struct __test_metadata *_metadata,
+			    const struct proposer *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_PROCS; i++) {
+		EXPECT_EQ(0, p[i].ret) TH_LOG("P%u: %d", i, p[i].ret);
+		EXPECT_STREQ("value of P0", p[i].out);
+		EXPECT_TRUE(p[i].st.fast) TH_LOG("P%u not on the fast path", i);
+	}
+}
+
 TEST_F(cq, all_correct_decide_on_the_fast_path)
 {
 	struct proposer p[NR_PROCS];
@@ -245,10 +258,8 @@ TEST_F(cq, all_correct_decide_on_the_fast_path)
 		snprintf(p[i].in, sizeof(p[i].in), "value of P%u", i);
 	}
 	run(self, p, 7);
+	expect_all_fast(_metadata, p);
 	for (i = 0; i < NR_PROCS; i++) {
-		EXPECT_EQ(0, p[i].ret) TH_LOG("P%u: %d", i, p[i].ret);
-		EXPECT_STREQ("value of P0", p[i].out);
-		EXPECT_TRUE(p[i].st.fast);
 		/* everyone decided and said so: nobody needs help */
 		EXPECT_EQ(0, p[i].help);
 		TH_LOG("P%u: %u round trips", i, p[i].st.round_trips);
@@ -419,11 +430,7 @@ TEST_F(cq, instance_opened_with_a_memory_down_takes_the_fast_path)
 		snprintf(p[i].in, sizeof(p[i].in), "value of P%u", i);
 	}
 	run(self, p, 7);
-	for (i = 0; i < NR_PROCS; i++) {
-		EXPECT_EQ(0, p[i].ret) TH_LOG("P%u: %d", i, p[i].ret);
-		EXPECT_STREQ("value of P0", p[i].out);
-		EXPECT_TRUE(p[i].st.fast) TH_LOG("P%u not on the fast path", i);
-	}
+	expect_all_fast(_metadata, p);
 	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
 				    SACRED_MEM_UP, 0, NULL));
 }
