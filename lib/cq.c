@@ -1405,36 +1405,28 @@ static int bk_send(struct sacred_cq *cq, unsigned int k, size_t len)
 {
 	struct cq_peer *pe = &cq->peer[cq->me];
 	int tries = 0;
-	uint8_t *m;
 	int ret;
 
 	if (pe->next != k)
 		return -EINVAL;
 	/*
-	 * A broadcast that failed may be on some memories already: resumed
+	 * Message k is kept in cq->pend until it is applied here too. A
+	 * broadcast that failed may be on some memories already: resumed
 	 * (sacred_cq_propose() again), the backup may build message k
-	 * differently by now, but only the same one may follow.
+	 * differently by now, but only the kept bytes may follow.
 	 */
-	if (cq->pend_k == (long)k) {
-		memcpy(cq->msg, cq->pend, cq->pend_len);
-		len = cq->pend_len;
+	if (cq->pend_k != (long)k) {
+		memcpy(cq->pend, cq->msg, len);
+		cq->pend_len = len;
+		cq->pend_k = k;
 	}
-	/* Until it is applied here too: a failure below resends it as is. */
-	memcpy(cq->pend, cq->msg, len);
-	cq->pend_len = len;
-	cq->pend_k = k;
 	do {
-		ret = sacred_neb_broadcast(cq->neb, k, cq->msg, len);
+		ret = sacred_neb_broadcast(cq->neb, k, cq->pend, cq->pend_len);
 	} while (cq_again(cq, ret, &tries));
 	if (ret)
 		return ret;
-	/* Apply a copy: applying may validate others, reusing cq->msg. */
-	m = malloc(len);
-	if (!m)
-		return -ENOMEM;
-	memcpy(m, cq->msg, len);
-	ret = bk_apply(cq, cq->me, k, m, len);
-	free(m);
+	/* Applied from cq->pend: applying may validate others, reusing cq->msg. */
+	ret = bk_apply(cq, cq->me, k, cq->pend, cq->pend_len);
 	/* Our own messages are valid by construction: anything else is a bug. */
 	if (ret)
 		return ret == -EAGAIN ? -EIO : ret;
