@@ -385,13 +385,16 @@ static void log_scan_metas(struct sacred_log *l, uint32_t ok, uint64_t *mbal,
 	}
 }
 
-/* Every meta from a quorum into l->bufs; @res says who answered. */
-static int log_fetch_metas(struct sacred_log *l,
+/*
+ * Every meta from a quorum (@all: from every memory that answers) into
+ * l->bufs; @res says who answered.
+ */
+static int log_fetch_metas(struct sacred_log *l, bool all,
 			   struct sacred_rmem_result *res)
 {
 	return sacred_rmem_read(l->a.rm, l->a.log_region, 0,
 				(void *const *)l->bufs,
-				log_meta_off(l, l->a.nr_procs, 0), false, res);
+				log_meta_off(l, l->a.nr_procs, 0), all, res);
 }
 
 static int log_read_metas(struct sacred_log *l, uint64_t *mbal,
@@ -400,7 +403,7 @@ static int log_read_metas(struct sacred_log *l, uint64_t *mbal,
 	struct sacred_rmem_result res;
 	int ret;
 
-	ret = log_fetch_metas(l, &res);
+	ret = log_fetch_metas(l, false, &res);
 	l->stats.round_trips++;
 	if (ret)
 		return ret;
@@ -422,9 +425,7 @@ static int log_settle_meta(struct sacred_log *l)
 	uint64_t mbal, commit;
 	int good, ret;
 
-	ret = sacred_rmem_read(l->a.rm, l->a.log_region, 0,
-			       (void *const *)l->bufs,
-			       log_meta_off(l, l->a.nr_procs, 0), true, &res);
+	ret = log_fetch_metas(l, true, &res);
 	l->stats.round_trips++;
 	if (ret)
 		return ret;
@@ -859,7 +860,7 @@ int sacred_log_open(const struct sacred_log_attr *attr,
 	if (!ret)
 		ret = log_hb_floor(l);
 	if (!ret)
-		ret = log_fetch_metas(l, &res);
+		ret = log_fetch_metas(l, false, &res);
 	if (!ret) {
 		uint64_t mbal;
 
@@ -937,8 +938,7 @@ int sacred_log_poll(struct sacred_log *l)
 	tick = now - l->last_hb >= (uint64_t)l->a.hb_period_ms;
 
 	if (tick) {
-		if (l->meta_unsure || l->area_unsure)
-			log_resettle(l);
+		log_resettle(l);
 		log_heartbeat(l, now);
 		if (l->leader != (int)l->a.me)
 			log_step_down(l);
