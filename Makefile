@@ -153,6 +153,18 @@ bench_host = printf -- '- host, $(1) the run: %s CPUs (%s), load average %s\n' \
 	"$$(nproc)" "$$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)" \
 	"$$(cut -d' ' -f1-3 /proc/loadavg)"
 BENCH_VM   = scripts/vm-run -q $(if $(KVER),--kver $(KVER)) --module kmod/sacred.ko --timeout 3600
+# The memories on three VMs of their own (scripts/vm-multi --bench):
+# bench/multivm's report, then what the host was, into
+# bench/results/multivm.md. MULTIVM_N: samples (and instances) per row.
+MULTIVM_N ?= 100
+bench_multivm = mkdir -p $(BENCH_OUT) bench/results && \
+	$(call bench_host,before) > $(BENCH_OUT)/multivm-host.md && \
+	scripts/vm-multi --bench $(MULTIVM_N) $(if $(KVER),--kver $(KVER)) \
+		> $(BENCH_OUT)/multivm.md && \
+	$(call bench_host,after) >> $(BENCH_OUT)/multivm-host.md && \
+	{ cat $(BENCH_OUT)/multivm.md; \
+	  printf '\nFour TCG VMs of one vCPU each (three memories, one client) on the host:\n\n'; \
+	  cat $(BENCH_OUT)/multivm-host.md; } > bench/results/multivm.md
 bench:
 	scripts/deps
 	$(MAKE) all
@@ -163,8 +175,18 @@ bench:
 		'agreement=$(AGREEMENT_ARGS)' 'scale=$(SCALE_ARGS)' \
 		'failover=$(FAILOVER_ARGS)' 'kvbench=$(KV_ARGS)'; \
 	rc=$$?; $(call bench_host,after) >> $(BENCH_OUT)/host.md; \
-	cp $(BENCH_OUT)/*.md bench/results/ && \
+	cp $(BENCH_OUT)/*.md bench/results/ || rc=1; \
+	$(bench_multivm) || rc=1; \
 	scripts/bench-report && cat bench/results/report.md && exit $$rc
+
+# bench/multivm alone (make bench runs it too), then the report again.
+.PHONY: bench-multivm
+bench-multivm:
+	scripts/deps
+	$(MAKE) module tools bench/multivm
+	$(bench_multivm)
+	scripts/bench-report
+	cat bench/results/multivm.md
 
 # The regression guard: a short run (few samples) in one boot, then
 # scripts/bench-check holds its ratios against bench/targets (margins

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * multivm - what deciding costs when the three memories are three
+ * machines: the client side of scripts/vm-multi --bench, which boots three
+ * memory VMs (one rxe device and one sacred.ko memory instance each) and
+ * a client VM on a private qemu network, and runs this program in the
+ * client.
+ *
+ * bench/agreement measures the same operations with the three memories in
+ * one guest kernel, where the three rxe devices share two vCPUs and a
+ * write to three memories costs about three writes to one. Here each
+ * memory has a CPU of its own, as the algorithms presume, so the rows
+ * below say what a quorum operation costs against a single round trip
+ * when the memories work in parallel:
+ *
+ *   write RTT, memory k   8-byte RDMA WRITE to memory k alone (blocking)
+ *   quorum write          8-byte WRITE to all three, returns at two
+ *                         (sacred_rmem_write); and 80 bytes, a PMP cell
+ *   PMP decision          sacred_pmp_propose() by a leader that holds
+ *                         write permission: the fast path, one round trip
+ *   Disk Paxos decision   the same with SACRED_DISK_PAXOS: write, then
+ *                         read, at each memory
+ *   log append            sacred_log_propose() by the stable leader, one
+ *                         64-byte entry
+ *
+ * Samples of every kind are taken in turns, each turn after WARM_OPS
+ * untimed writes (a thread's first operations after a pause cost more on
+ * this rig: bench/README.md). Every single-shot decision has a fresh
+ * instance (region) of its own, made by the memory VMs before the run;
+ * the PMP leader takes write permission on it with an untimed
+ * changePermission before opening it, as agreement's does by netlink.
+ *
+ * Environment (set by scripts/vm-multi): SACRED_MULTIVM_MEMS (three
+ * addresses), SACRED_MULTIVM_PORT (their rdma_cm port, default 7531).
+ * Each memory has the regions of scripts/vm-multi's --bench: LOG_REGION
+ * and HB_REGION as the multi-VM test has them, RAW_REGION (static, 4 KiB)
+ * and, for i < SAMPLES, PMP_BASE + i (exclusive-writer) and DISK_BASE + i
+ * (static), 4 KiB each; processes 601-603 read-write on all.
+ *
+ * Options: -n SAMPLES (default 100, at most MAXN; the memory VMs must
+ * have made as many instances). Prints a Markdown report on stdout.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "sacred.h"
+
+#define NR_MEMS		3
+#define NR_PROCS	3
+#define PID		601
+#define LOG_REGION	1
+#define HB_REGION	2
+#define RAW_REGION	3
+#define PMP_BASE	1000
+#define DISK_BASE	3000
+#define CAPACITY	1024
+#define CMD_LEN		64
+#define VALUE_MAX	32
+#define WARM_OPS	2
+#define TIMEOUT_MS	5000
+#define MAXN		500
+#define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
+
+struct stats {
+	double min, med, p99;
+	int n;
+};
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct stats summarize(double *v, int n)
+{
+	struct stats s = { .n = n };
+	int p = (int)(n * 0.99);
+
+	qsort(v, n, sizeof(*v), cmp_double);
+	s.min = v[0];
+	s.med = v[n / 2];
+	s.p99 = v[p < n ? p : n - 1];
+	return s;
+}
+
+static void row(const char *what, struct stats s)
+{
+	printf("| %s | %.1f | %.1f | %.1f | %d |\n", what, s.min, s.med,
+	       s.p99, s.n);
+}
+
+static void die(const char *what, int ret)
+{
+	fprintf(stderr, "multivm: %s: %s\n", what, strerror(-ret));
+	exit(1);
+}
+
+static void parse_env(struct sockaddr_in *addrs,
+		      struct sacred_rmem_member *m)
+{
+	const char *mems = getenv("SACRED_MULTIVM_MEMS");
+	const char *port = getenv("SACRED_MULTIVM_PORT");
+	char buf[256], *s, *save = NULL;
+	unsigned int i = 0;
+	long v;
+
+	if (!mems || strlen(mems) >= sizeof(buf)) {
+		fprintf(stderr, "multivm: run by scripts/vm-multi --bench (SACRED_MULTIVM_MEMS)\n");
+		exit(1);
+	}
+	v = port ? strtol(port, NULL, 10) : 7531;
+	if (v <= 0 || v > 65535)
+		die("SACRED_MULTIVM_PORT", -EINVAL);
+	strcpy(buf, mems);
+	for (s = strtok_r(buf, " ", &save); s; s = strtok_r(NULL, " ", &save)) {
+		if (i == NR_MEMS)
+			die("SACRED_MULTIVM_MEMS: more than three", -EINVAL);
+		addrs[i].sin_family = AF_INET;
+		addrs[i].sin_port = htons(v);
+		if (inet_pton(AF_INET, s, &addrs[i].sin_addr) != 1)
+			die("SACRED_MULTIVM_MEMS: not an IPv4 address",
+			    -EINVAL);
+		m[i] = (struct sacred_rmem_member){
+			.addr = (struct sockaddr *)&addrs[i],
+			.timeout_ms = TIMEOUT_MS,
+		};
+		i++;
+	}
+	if (i != NR_MEMS)
+		die("SACRED_MULTIVM_MEMS: fewer than three", -EINVAL);
+}
+
+/* Let the third memory's answer to the last quorum call arrive: untimed. */
+static void drain(struct sacred_rmem *rm)
+{
+	struct sacred_conn *c;
+	unsigned int i;
+
+	for (i = 0; i < NR_MEMS; i++) {
+		c = sacred_rmem_conn(rm, i);
+		if (c && sacred_io_pending(c))
+			sacred_io_wait(&c, 1, TIMEOUT_MS);
+	}
+}
+
+/*
+ * One single-shot decision on the fresh instance @region. For PMP the
+ * leader first takes write permission on it at every memory (untimed).
+ */
+static double decide(struct sacred_rmem *rm, int alg, uint32_t region)
+{
+	struct sacred_pmp_attr a = {
+		.rm = rm,
+		.region_id = region,
+		.alg = alg,
+		.nr_procs = NR_PROCS,
+		.me = 0,
+		.value_max = VALUE_MAX,
+		.timeout_ms = TIMEOUT_MS,
+	};
+	struct sacred_perm_req req = { .region_id = region, .access = RW };
+	struct sacred_rmem_result res;
+	struct sacred_pmp_stats st;
+	struct sacred_pmp *p;
+	char out[VALUE_MAX];
+	size_t len;
+	double t0, t;
+	int ret;
+
+	if (alg == SACRED_PMP) {
+		ret = sacred_rmem_attach(rm, region, NULL);
+		if (!ret)
+			ret = sacred_rmem_change_perm(rm, &req, &res);
+		if (ret)
+			die("taking write permission on a PMP instance", ret);
+		drain(rm);
+	}
+	ret = sacred_pmp_open(&a, &p);
+	if (ret)
+		die("sacred_pmp_open", ret);
+	drain(rm);
+	t0 = now_us();
+	ret = sacred_pmp_propose(p, "value", 6, out, sizeof(out), &len);
+	t = now_us() - t0;
+	if (ret)
+		die("sacred_pmp_propose", ret);
+	sacred_pmp_stats(p, &st);
+	if (!st.fast || strcmp(out, "value"))
+		die("a decision left the fast path or decided another value",
+		    -EPROTO);
+	sacred_pmp_close(p);
+	return t;
+}
+
+int main(int argc, char **argv)
+{
+	static double raw[NR_MEMS][MAXN], quorum[MAXN], qcell[MAXN],
+		      pmp[MAXN], disk[MAXN], app[MAXN];
+	static uint8_t cell[80];
+	struct sockaddr_in addrs[NR_MEMS];
+	struct sacred_rmem_member m[NR_MEMS];
+	struct sacred_rmem_attr ra = {
+		.process_id = PID,
+		.nr_mems = NR_MEMS,
+		.mems = m,
+		.max_io = 4096,
+	};
+	struct sacred_log_attr la = {
+		.log_region = LOG_REGION,
+		.hb_region = HB_REGION,
+		.nr_procs = NR_PROCS,
+		.me = 0,
+		.capacity = CAPACITY,
+		.entry_max = CMD_LEN,
+		.suspect_ms = 1000,
+	};
+	struct stats s_raw[NR_MEMS], s_q, s_qc, s_pmp, s_disk, s_app;
+	struct sacred_rmem *rm;
+	struct sacred_log *log;
+	char entry[CMD_LEN] = "entry";
+	unsigned int fastest = 0, k;
+	double t0, t_start = now_us();
+	uint64_t v = 1;
+	int n = 100, opt, i, w, ret;
+
+	while ((opt = getopt(argc, argv, "n:h")) != -1) {
+		switch (opt) {
+		case 'n':
+			n = atoi(optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: multivm [-n SAMPLES]\n");
+			return opt == 'h' ? 0 : 2;
+		}
+	}
+	/* The log holds the appends and the warm-up's. */
+	if (n < 1 || n > MAXN || n + 2 > CAPACITY) {
+		fprintf(stderr, "multivm: -n 1 to %d\n", MAXN);
+		return 2;
+	}
+	parse_env(addrs, m);
+
+	ret = sacred_rmem_create(&ra, &rm);
+	if (ret)
+		die("sacred_rmem_create", ret);
+	for (k = 0; k < NR_MEMS; k++)
+		if (!sacred_rmem_conn(rm, k) ||
+		    sacred_conn_broken(sacred_rmem_conn(rm, k)))
+			die("connecting to every memory", -ENOTCONN);
+	ret = sacred_rmem_attach(rm, RAW_REGION, NULL);
+	if (ret)
+		die("attaching the raw region", ret);
+	la.rm = rm;
+	ret = sacred_log_open(&la, &log);
+	if (ret)
+		die("sacred_log_open", ret);
+	while (!sacred_log_is_leader(log)) {
+		sacred_log_poll(log);
+		usleep(1000);
+	}
+
+	/* Warm up every path once. */
+	for (k = 0; k < NR_MEMS; k++)
+		sacred_write(sacred_rmem_conn(rm, k), RAW_REGION, 0, &v,
+			     sizeof(v));
+	sacred_rmem_write(rm, RAW_REGION, 8, &v, sizeof(v), NULL);
+	ret = sacred_log_propose(log, entry, sizeof(entry), NULL);
+	if (ret)
+		die("sacred_log_propose", ret);
+	drain(rm);
+
+	for (i = 0; i < n; i++) {
+		/* Untimed: see the comment at the top. */
+		for (w = 0; w < WARM_OPS; w++) {
+			sacred_rmem_write(rm, RAW_REGION, 8, &v, sizeof(v),
+					  NULL);
+			drain(rm);
+		}
+		for (k = 0; k < NR_MEMS; k++) {
+			struct sacred_conn *c = sacred_rmem_conn(rm, k);
+
+			sacred_write(c, RAW_REGION, 0, &v, sizeof(v));
+			t0 = now_us();
+			ret = sacred_write(c, RAW_REGION, 0, &v, sizeof(v));
+			raw[k][i] = now_us() - t0;
+			if (ret)
+				die("sacred_write", ret);
+		}
+
+		t0 = now_us();
+		ret = sacred_rmem_write(rm, RAW_REGION, 8, &v, sizeof(v),
+					NULL);
+		quorum[i] = now_us() - t0;
+		if (ret)
+			die("sacred_rmem_write", ret);
+		drain(rm);
+
+		t0 = now_us();
+		ret = sacred_rmem_write(rm, RAW_REGION, 64, cell,
+					sizeof(cell), NULL);
+		qcell[i] = now_us() - t0;
+		if (ret)
+			die("sacred_rmem_write", ret);
+		drain(rm);
+
+		pmp[i] = decide(rm, SACRED_PMP, PMP_BASE + i);
+		drain(rm);
+		disk[i] = decide(rm, SACRED_DISK_PAXOS, DISK_BASE + i);
+		drain(rm);
+
+		sacred_log_poll(log);
+		drain(rm);
+		t0 = now_us();
+		ret = sacred_log_propose(log, entry, sizeof(entry), NULL);
+		app[i] = now_us() - t0;
+		if (ret)
+			die("sacred_log_propose", ret);
+		drain(rm);
+	}
+
+	for (k = 0; k < NR_MEMS; k++) {
+		s_raw[k] = summarize(raw[k], n);
+		if (s_raw[k].med < s_raw[fastest].med)
+			fastest = k;
+	}
+	s_q = summarize(quorum, n);
+	s_qc = summarize(qcell, n);
+	s_pmp = summarize(pmp, n);
+	s_disk = summarize(disk, n);
+	s_app = summarize(app, n);
+
+	printf("# multivm: deciding over three memories on three VMs, microseconds\n\n");
+	printf("| what | min | median | p99 | n |\n|---|---|---|---|---|\n");
+	for (k = 0; k < NR_MEMS; k++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "8 B write RTT, memory %u alone",
+			 k);
+		row(what, s_raw[k]);
+	}
+	row("8 B quorum write (2 of 3)", s_q);
+	row("80 B quorum write (a PMP cell)", s_qc);
+	row("PMP decision (fast path)", s_pmp);
+	row("Disk Paxos decision (fast path)", s_disk);
+	row("log append (stable leader)", s_app);
+
+	printf("\n| ratio (medians) | measured | target |\n|---|---|---|\n");
+	printf("| PMP / write RTT (the fastest memory's, %u) | %.2f | <= 1.3 |\n",
+	       fastest, s_pmp.med / s_raw[fastest].med);
+	printf("| quorum write / write RTT (the rig's floor) | %.2f | - |\n",
+	       s_q.med / s_raw[fastest].med);
+	printf("| PMP / 80 B quorum write | %.2f | - |\n",
+	       s_pmp.med / s_qc.med);
+	printf("| log append / write RTT | %.2f | - |\n",
+	       s_app.med / s_raw[fastest].med);
+	printf("| Disk Paxos / PMP | %.2f | >= 1.7 |\n",
+	       s_disk.med / s_pmp.med);
+	printf("\nRun: %.0f s in the client VM.\n", (now_us() - t_start) / 1e6);
+
+	sacred_log_close(log);
+	sacred_rmem_destroy(rm);
+	return 0;
+}
