@@ -133,7 +133,7 @@ examples: $(EX_BINS)
 examples/%: examples/%.c lib/libsacred.a
 	$(CC) $(CFLAGS) -o $@ $< lib/libsacred.a $(LDLIBS)
 
-bench/%: bench/%.c lib/libsacred.a
+bench/%: bench/%.c bench/bench.h lib/libsacred.a
 	$(CC) $(CFLAGS) -o $@ $< lib/libsacred.a $(LDLIBS) $(BENCH_LDWRAP) \
 		-lpthread
 

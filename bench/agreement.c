@@ -67,6 +67,7 @@
 #include <sys/stat.h>
 
 #include "sacred.h"
+#include "bench.h"
 
 /*
  * Signature work. The Makefile links this program with
@@ -116,19 +117,6 @@ static __thread long bz_calls;
 #define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
 #define MAXN		2000
 
-struct stats {
-	double min, med, p99;
-	int n;
-};
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 void __wrap_sacred_bz_sign(const struct sacred_bz_keys *keys,
 			   const char *domain, const void *msg, size_t len,
 			   uint8_t *sig)
@@ -152,48 +140,10 @@ bool __wrap_sacred_bz_verify(const struct sacred_bz_keys *keys,
 	return ok;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static struct stats summarize(double *v, int n)
-{
-	struct stats s = { .n = n };
-
-	if (!n)
-		return s;
-	qsort(v, n, sizeof(*v), cmp_double);
-	s.min = v[0];
-	s.med = v[n / 2];
-	s.p99 = v[(int)(n * 0.99) < n ? (int)(n * 0.99) : n - 1];
-	return s;
-}
-
 static void row(const char *what, struct stats s)
 {
 	printf("| %s | %.1f | %.1f | %.1f | %d |\n", what, s.min, s.med,
 	       s.p99, s.n);
-}
-
-/* The @i-th space-separated word of @s into @buf; false if none. */
-static bool word(const char *s, int i, char *buf, size_t len)
-{
-	size_t w;
-
-	for (;;) {
-		s += strspn(s, " ");
-		w = strcspn(s, " ");
-		if (!w)
-			return false;
-		if (!i--)
-			break;
-		s += w;
-	}
-	snprintf(buf, len, "%.*s", (int)w, s);
-	return true;
 }
 
 static void die(const char *what, int ret)

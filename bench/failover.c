@@ -39,6 +39,7 @@
 #include <sys/wait.h>
 
 #include "sacred.h"
+#include "bench.h"
 
 #define MEM_PORT	7731
 #define NR_MEMS		3
@@ -58,43 +59,10 @@ struct msg {
 	double suspect, leader, commit;	/* absolute, us */
 };
 
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void die(const char *what, int ret)
 {
 	fprintf(stderr, "failover: %s: %s\n", what, strerror(-ret));
 	exit(1);
-}
-
-/* The @i-th space-separated word of @s into @buf; false if none. */
-static bool word(const char *s, int i, char *buf, size_t len)
-{
-	size_t w;
-
-	for (;;) {
-		s += strspn(s, " ");
-		w = strcspn(s, " ");
-		if (!w)
-			return false;
-		if (!i--)
-			break;
-		s += w;
-	}
-	snprintf(buf, len, "%.*s", (int)w, s);
-	return true;
 }
 
 static void region_everywhere(struct sacred_ctrl *ctrl,
@@ -207,19 +175,20 @@ static void proc(const struct sacred_mem_info *mem, unsigned int me,
 	}
 }
 
+/* In milliseconds; the last column is the slowest trial. */
 static void report(const char *what, double *v, int n)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
-	printf("| %s | %.1f | %.1f | %.1f | %.1f | %d |\n", what, v[0] / 1e3,
-	       v[n / 2] / 1e3,
-	       v[(int)(n * 0.99) < n ? (int)(n * 0.99) : n - 1] / 1e3,
-	       v[n - 1] / 1e3, n);
+	struct stats s = summarize(v, n);
+
+	printf("| %s | %.1f | %.1f | %.1f | %.1f | %d |\n", what, s.min / 1e3,
+	       s.med / 1e3, s.p99 / 1e3, v[n - 1] / 1e3, n);
 }
 
 int main(int argc, char **argv)
 {
 	static double sus[2 * MAX_TRIALS], lead[2 * MAX_TRIALS],
-		      com[2 * MAX_TRIALS];
+		      com[2 * MAX_TRIALS], dlead[2 * MAX_TRIALS],
+		      dcom[2 * MAX_TRIALS];
 	struct sacred_mem_info mem[NR_MEMS];
 	int trials = 20, suspect_ms = 200, hb_ms = 10, opt, i, t, ret;
 	int done = 0, failed = 0, by[NR_PROCS] = { 0 };
@@ -341,19 +310,20 @@ int main(int argc, char **argv)
 	printf("Three processes, three memories; the leader (P0, appending every 0.5 ms) is SIGKILLed; times from the kill to what the process that took over saw. Heartbeat every %d ms, suspicion after %d ms without one (struct sacred_log_attr); followers poll every 1 ms. %d trials, %d of them without a new commit within 60 s (not in the table); new leader P1 %d times, P2 %d times.\n\n",
 	       hb_ms, suspect_ms, t, failed, by[1], by[2]);
 	if (done) {
+		/* Per trial, before report() sorts each series on its own. */
+		for (i = 0; i < done; i++) {
+			dlead[i] = lead[i] - sus[i];
+			dcom[i] = com[i] - sus[i];
+		}
 		printf("| phase (from the kill) | min | median | p99 | max | n |\n");
 		printf("|---|---|---|---|---|---|\n");
 		report("suspected: the poll that names it leader begins", sus, done);
 		report("leader: takeover done", lead, done);
 		report("first new commit (fail-over time)", com, done);
-		for (i = 0; i < done; i++) {
-			com[i] = com[i] - sus[i];
-			lead[i] = lead[i] - sus[i];
-		}
 		printf("\n| after the suspicion | min | median | p99 | max | n |\n");
 		printf("|---|---|---|---|---|---|\n");
-		report("takeover (suspected to leader)", lead, done);
-		report("takeover and first commit", com, done);
+		report("takeover (suspected to leader)", dlead, done);
+		report("takeover and first commit", dcom, done);
 	}
 	printf("\nRun: %.0f s.\n", (now_us() - t_start) / 1e6);
 	for (i = 0; i < NR_MEMS; i++)

@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 
 #include "sacred.h"
+#include "bench.h"
 #include "kv/kv.h"
 
 #define MEM_PORT	7741
@@ -53,21 +54,6 @@ static char dir[64];
 static uint64_t client_id, req_no;
 static int hint;
 
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void die(const char *what, int ret)
 {
 	fprintf(stderr, "kvbench: %s: %s\n", what, strerror(-ret));
@@ -76,27 +62,10 @@ static void die(const char *what, int ret)
 
 static void row(const char *what, double *v, int n)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
-	printf("| %s | %.1f | %.1f | %.1f | %d |\n", what, v[0], v[n / 2],
-	       v[(int)(n * 0.99) < n ? (int)(n * 0.99) : n - 1], n);
-}
+	struct stats s = summarize(v, n);
 
-/* The @i-th space-separated word of @s into @buf; false if none. */
-static bool word(const char *s, int i, char *buf, size_t len)
-{
-	size_t w;
-
-	for (;;) {
-		s += strspn(s, " ");
-		w = strcspn(s, " ");
-		if (!w)
-			return false;
-		if (!i--)
-			break;
-		s += w;
-	}
-	snprintf(buf, len, "%.*s", (int)w, s);
-	return true;
+	printf("| %s | %.1f | %.1f | %.1f | %d |\n", what, s.min, s.med, s.p99,
+	       n);
 }
 
 /* tools/kv/sacred-kv next to this program's bench/ directory. */

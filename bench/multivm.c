@@ -52,6 +52,7 @@
 #include <netinet/in.h>
 
 #include "sacred.h"
+#include "bench.h"
 
 #define NR_MEMS		3
 #define NR_PROCS	3
@@ -68,38 +69,6 @@
 #define TIMEOUT_MS	5000
 #define MAXN		500
 #define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
-
-struct stats {
-	double min, med, p99;
-	int n;
-};
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static struct stats summarize(double *v, int n)
-{
-	struct stats s = { .n = n };
-	int p = (int)(n * 0.99);
-
-	qsort(v, n, sizeof(*v), cmp_double);
-	s.min = v[0];
-	s.med = v[n / 2];
-	s.p99 = v[p < n ? p : n - 1];
-	return s;
-}
 
 static void row(const char *what, struct stats s)
 {

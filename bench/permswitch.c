@@ -42,45 +42,13 @@
 #include <rdma/rdma_verbs.h>
 
 #include "sacred.h"
+#include "bench.h"
 
 #define ECHO_PORT	"7690"
 #define MEM_PORT	7691
 #define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
 #define MAXN		100000
 #define MAX_SIZES	16
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-struct stats {
-	double min, med, p99;
-	int n;
-};
-
-static struct stats summarize(double *v, int n)
-{
-	struct stats s = { .n = n };
-
-	if (!n)
-		return s;
-	qsort(v, n, sizeof(*v), cmp_double);
-	s.min = v[0];
-	s.med = v[n / 2];
-	s.p99 = v[(int)(n * 0.99) < n ? (int)(n * 0.99) : n - 1];
-	return s;
-}
 
 static void row(const char *what, const char *size, struct stats s)
 {

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "sacred.h"
+#include "bench.h"
 
 #define MEM_PORT	7721
 #define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
@@ -50,39 +51,6 @@
 
 static double v[MAXN];
 static double peers_ratio, regions_ratio;	/* last point / first */
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-struct stats {
-	double min, med, p99;
-	int n;
-};
-
-static struct stats summarize(double *s, int n)
-{
-	struct stats r = { .n = n };
-
-	if (!n)
-		return r;
-	qsort(s, n, sizeof(*s), cmp_double);
-	r.min = s[0];
-	r.med = s[n / 2];
-	r.p99 = s[(int)(n * 0.99) < n ? (int)(n * 0.99) : n - 1];
-	return r;
-}
 
 static void die(const char *what, int ret)
 {

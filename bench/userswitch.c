@@ -78,6 +78,8 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
+#include "bench.h"
+
 #define PORT		"7692"
 #define NW		2	/* writers: A and B */
 #define NRECV		4	/* receives the memory host keeps posted per QP */
@@ -137,14 +139,6 @@ struct qp_attrs {
 	struct ibv_qp_attr init, rtr, rts;
 	int init_mask, rtr_mask, rts_mask;
 };
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 static int cache_attrs(struct rdma_cm_id *id, struct qp_attrs *qa)
 {
@@ -891,11 +885,6 @@ static int write8(struct client *cl, int w, double *rtt)
 
 /* ------------------------------------------------------------ the bench */
 
-struct stats {
-	double min, med, p99;
-	int n;
-};
-
 /*
  * Sample series, one per row and per leg of a round trip. A switch's
  * series come in fours: the memory host's time, the round trip, and the
@@ -932,25 +921,6 @@ struct bench {
 	int rereg_err;		/* errno of an unsupported ibv_rereg_mr */
 	int64_t rereg_code;
 };
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static struct stats summarize(double *v, int n)
-{
-	struct stats s = { .n = n };
-	int i99 = (int)(n * 0.99);
-
-	qsort(v, n, sizeof(*v), cmp_double);
-	s.min = v[0];
-	s.med = v[n / 2];
-	s.p99 = v[i99 < n ? i99 : n - 1];
-	return s;
-}
 
 static void row(struct bench *b, const char *what, enum series s)
 {
