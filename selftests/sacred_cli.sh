@@ -16,7 +16,7 @@
 # stderr that names the bad word, and nothing on stdout.
 #
 # JSON is read with jq (scripts/deps). The instances made here have ids
-# and rdma_cm ports 7581-7592, which no other selftest uses; all of them,
+# and rdma_cm ports 7581-7593, which no other selftest uses; all of them,
 # the key files and the background monitors go at exit, even on failure.
 #
 # Output is TAP, as the kselftest harness prints it: one "ok N - name" or
@@ -36,9 +36,9 @@ dev1=${devs[1]:-}
 addr0=${addrs[0]:-}
 addr1=${addrs[1]:-}
 
-# Ours: memory instance ids (and their rdma_cm ports) 7581-7592; 7599 is
+# Ours: memory instance ids (and their rdma_cm ports) 7581-7593; 7599 is
 # never made, for "no such instance".
-MEM_IDS=$(seq 7581 7592)
+MEM_IDS=$(seq 7581 7593)
 NO_MEM=7599
 
 T=$(mktemp -d /tmp/sacred_cli.XXXXXX) || exit 1
@@ -896,6 +896,69 @@ case_namespace_privileges() {
 	ok memory del 7592
 }
 
+# -batch FILE and -force: one command a line, as ip -batch; the first
+# failure stops the run (its exit status, "Command failed FILE:LINE"),
+# -force goes on; continuation lines, quotes, comments; -j prints one
+# JSON document per command; standard input as "-".
+case_batch() {
+	local i
+
+	cat > "$T/batch" <<-EOF
+	# made by -batch
+	memory add dev $dev0 port 7593 id 7593 cap 4m
+
+	region add mem 7593 size 4k \\
+	    policy "exclusive-writer" id 1   # a comment
+	region set 7593/1 acl '601:rw,602:r'
+	region add mem 7593 size 64m id 2
+	region add mem 7593 size 4k id 3
+	EOF
+	run -batch "$T/batch"
+	expect "-batch stopped at the refused line: exit status" "$rc" 1
+	expect "-batch: its stderr" "$(sed -n 2p "$T/err")" "Command failed $T/batch:7"
+	grep -qF 'cap' "$T/err" || { fail "-batch: the refusal's reason missing"; show_io; }
+	ok -j region show mem 7593 &&
+		expect "-batch: the regions before the failure, none after" \
+			"$(js '[.[].id] | map(tostring) | join(",")' | tr -d '"')" "1"
+	expect "-batch: ACL set" "$(acl_of 7593/1)" "601:rw:r 602:r:r"
+	ok region del 7593/1
+
+	run -force -batch "$T/batch"
+	expect "-force -batch: exit status of the first failure" "$rc" 1
+	expect "-force -batch: failures" "$(grep -c '^Command failed ' "$T/err")" 2
+	grep -qxF "Command failed $T/batch:2" "$T/err" ||
+		{ fail "-force -batch: the duplicate memory not reported at line 2"; show_io; }
+	ok -j region show mem 7593 &&
+		expect "-force -batch: went on after the failures" \
+			"$(js '[.[].id] | map(tostring) | join(",")' | tr -d '"')" "1,3"
+
+	# -j: one JSON document per command; standard input.
+	printf 'region show 7593/1\nregion show 7593/3\n' > "$T/batch2"
+	run -j -batch - < "$T/batch2"
+	expect "-j -batch -: exit status" "$rc" 0
+	expect "-j -batch -: documents" "$(jq -c '.[0].id' < "$T/out" 2>&1 | paste -sd,)" "1,3"
+	printf 'region show 7593/1\nregion show "7593/3\n' > "$T/batch3"
+	run -batch "$T/batch3"
+	expect "unterminated quote: exit status" "$rc" 255
+	if ! grep -qF 'unterminated quote' "$T/err" ||
+	   ! grep -qxF "Command failed $T/batch3:2" "$T/err"; then
+		fail "unterminated quote: not said, or not at line 2"
+		show_io
+	fi
+
+	err 255 '"-force" goes with "-batch"' -force memory show
+	err 255 '"-batch" takes no command line' -batch "$T/batch2" memory show
+	err 255 '"-batch" needs a file name' -batch
+	err 1 'cannot open' -batch "$T/nosuch"
+	# Many commands, one process: 200 regions in one run.
+	for i in $(seq 10 209); do
+		echo "region add mem 7593 size 4k id $i"
+	done > "$T/batch4"
+	ok -batch "$T/batch4" &&
+		expect "-batch: 200 regions" "$(wc -l < "$T/out")" 200
+	ok memory del 7593
+}
+
 # A few commands under valgrind: no invalid access, no leak.
 case_valgrind() {
 	local -a vg
@@ -929,6 +992,9 @@ case_valgrind() {
 	err 1 'the ACL does not allow that access' perm set 7592/1 pid 200 access rw ballot 2
 	err 255 'invalid ACL entry "2:x"' region set 7592/1 acl 1:r,2:x
 	err 1 'process 9 is not known' -j peer show 7592/9
+	printf 'region show 7592/1\nbogus\nregion show 7592/1\n' > "$T/vgbatch"
+	run -force -j -batch "$T/vgbatch"
+	expect "-force -j -batch under valgrind: exit status" "$rc" 255
 	# The monitor, from start to SIGTERM.
 	"${vg[@]}" "$SACRED" -j monitor mem 7592 > "$T/vgmon" 2> "$T/vgmon.err" &
 	i=$!
@@ -973,6 +1039,7 @@ cases=(
 	"case_peer_connected|cli: peer show after lose_permission's processes connected"
 	"case_monitor|cli: monitor prints region and perm events, JSON and text, until SIGTERM"
 	"case_namespace_privileges|cli: another network namespace exits 2, no CAP_NET_ADMIN exits 1"
+	"case_batch|cli: -batch runs a file of commands, stops at the first failure unless -force"
 	"case_valgrind|cli: no invalid access or leak under valgrind"
 )
 

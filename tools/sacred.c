@@ -31,6 +31,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: sacred [ OPTIONS ] OBJECT { COMMAND | help }\n"
+		"       sacred [ -force ] -batch FILENAME\n"
 		"       sacred help\n"
 		"where  OBJECT := { dev | memory | region | peer | perm | monitor }\n"
 		"       OPTIONS := { -V[ersion] | -d[etails] | -j[son] | -p[retty] |\n"
@@ -197,6 +198,146 @@ static int cli_flush(int ret)
 	return ret;
 }
 
+/* Words of one -batch line, at most. */
+#define BATCH_MAX_ARGS	256
+
+/*
+ * Run one command, with its own JSON writer (each command prints one JSON
+ * document, as it would alone).
+ */
+static int run_one(struct cli *cli, int argc, char **argv)
+{
+	int ret;
+
+	if (cli->json) {
+		cli->jw = json_new(stdout, cli->pretty);
+		if (!cli->jw) {
+			fprintf(stderr, "sacred: %s\n", strerror(ENOMEM));
+			return SACRED_EXIT_FAIL;
+		}
+	}
+	ret = run(cli, argc, argv);
+	json_free(cli->jw);
+	cli->jw = NULL;
+	return ret;
+}
+
+/*
+ * A logical line of @f into *@line: physical lines ending in a backslash
+ * go on on the next one (the backslash and newline dropped). *@lineno
+ * counts physical lines and ends at the first line of the next command.
+ *
+ * Return: the line's length, -1 at the end of @f (or on a read error:
+ * ferror() tells), -ENOMEM.
+ */
+static ssize_t batch_getline(FILE *f, char **line, size_t *cap,
+			     unsigned int *lineno)
+{
+	char *part = NULL, *grown;
+	size_t part_cap = 0;
+	ssize_t len, n;
+
+	len = getline(line, cap, f);
+	if (len < 0)
+		return -1;
+	++*lineno;
+	while (len && (*line)[len - 1] == '\n')
+		(*line)[--len] = '\0';
+	while (len && (*line)[len - 1] == '\\') {
+		(*line)[--len] = '\0';
+		n = getline(&part, &part_cap, f);
+		if (n < 0)
+			break;
+		++*lineno;
+		if ((size_t)(len + n + 1) > *cap) {
+			grown = realloc(*line, len + n + 1);
+			if (!grown) {
+				free(part);
+				return -ENOMEM;
+			}
+			*line = grown;
+			*cap = len + n + 1;
+		}
+		memcpy(*line + len, part, n + 1);
+		len += n;
+		while (len && (*line)[len - 1] == '\n')
+			(*line)[--len] = '\0';
+	}
+	free(part);
+	return len;
+}
+
+/*
+ * -batch FILE: one command a line, without the leading "sacred", as
+ * ip(8) -batch. The first failure stops the run unless @force; the exit
+ * status is that of the first command that failed (0 if none did).
+ * "Command failed FILE:LINE" follows each failure on stderr.
+ */
+static int run_batch(struct cli *cli, const char *name, bool force)
+{
+	char *argv[BATCH_MAX_ARGS], *line = NULL;
+	unsigned int lineno = 0, first;
+	int argc, ret, status = SACRED_EXIT_OK;
+	size_t cap = 0;
+	ssize_t len;
+	FILE *f;
+
+	if (!strcmp(name, "-")) {
+		f = stdin;
+		name = "<stdin>";
+	} else {
+		f = fopen(name, "r");
+		if (!f) {
+			fprintf(stderr, "sacred: cannot open \"%s\": %s\n", name,
+				strerror(errno));
+			return SACRED_EXIT_FAIL;
+		}
+	}
+	for (;;) {
+		cli->object = NULL;
+		cli->command = NULL;
+		first = lineno + 1;
+		len = batch_getline(f, &line, &cap, &lineno);
+		if (len == -1) {
+			if (ferror(f)) {
+				fprintf(stderr, "sacred: reading \"%s\": %s\n",
+					name, strerror(errno));
+				ret = SACRED_EXIT_FAIL;
+			} else {
+				break;
+			}
+		} else if (len < 0) {
+			fprintf(stderr, "sacred: %s\n", strerror(-len));
+			ret = SACRED_EXIT_FAIL;
+		} else {
+			argc = split_line(line, argv, BATCH_MAX_ARGS);
+			if (!argc)
+				continue;
+			if (argc == -E2BIG)
+				ret = cli_usage(cli, "more than %d words on a line",
+						BATCH_MAX_ARGS);
+			else if (argc < 0)
+				ret = cli_usage(cli, "unterminated quote");
+			else
+				ret = run_one(cli, argc, argv);
+		}
+		if (fflush(stdout) || ferror(stdout))
+			ret = ret ? ret : SACRED_EXIT_FAIL;
+		if (ret == SACRED_EXIT_OK)
+			continue;
+		fprintf(stderr, "Command failed %s:%u\n", name, first);
+		if (status == SACRED_EXIT_OK)
+			status = ret;
+		/* A read error or a closed stdout ends it, forced or not. */
+		if (!force || len < 0 || ferror(stdout))
+			break;
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	return status;
+}
+
 /*
  * iproute2 spells its options as words after one dash, abbreviated at
  * will (-details, -js, -pretty): turn those into getopt's --details etc.
@@ -207,7 +348,8 @@ static void long_words(int argc, char **argv)
 	static const char *const words[][2] = {
 		{ "Version", "--version" }, { "help", "--help" },
 		{ "json", "--json" }, { "pretty", "--pretty" },
-		{ "details", "--details" },
+		{ "details", "--details" }, { "batch", "--batch" },
+		{ "force", "--force" },
 	};
 	unsigned int w;
 	int i;
@@ -234,17 +376,21 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "pretty", no_argument, NULL, 'p' },
 		{ "details", no_argument, NULL, 'd' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "force", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli cli = { 0 };
+	const char *batch = NULL;
+	bool force = false;
 	int ret;
 	int opt;
 
 	/* getopt's own messages would not be one line with a hint */
 	opterr = 0;
 	long_words(argc, argv);
-	while ((opt = getopt_long(argc, argv, "Vhjpd", long_options, NULL)) !=
-	       -1) {
+	while ((opt = getopt_long(argc, argv, "Vhjpdb:f", long_options,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 'V':
 			printf("sacred utility, libsacred %s, netlink family \"%s\" version %u\n",
@@ -263,7 +409,15 @@ int main(int argc, char **argv)
 		case 'd':
 			cli.details = true;
 			break;
+		case 'b':
+			batch = optarg;
+			break;
+		case 'f':
+			force = true;
+			break;
 		default:
+			if (optopt == 'b')
+				return cli_usage(&cli, "\"-batch\" needs a file name (\"-\" for standard input)");
 			if (optopt)
 				return cli_usage(&cli, "unknown option \"-%c\"",
 						 optopt);
@@ -272,17 +426,16 @@ int main(int argc, char **argv)
 		}
 	}
 
-	if (cli.json) {
-		cli.jw = json_new(stdout, cli.pretty);
-		if (!cli.jw) {
-			fprintf(stderr, "sacred: %s\n", strerror(ENOMEM));
-			return SACRED_EXIT_FAIL;
-		}
-	}
+	if (force && !batch)
+		return cli_usage(&cli, "\"-force\" goes with \"-batch\"");
+	if (batch && optind < argc)
+		return cli_usage(&cli, "\"-batch\" takes no command line; \"%s\" is one",
+				 argv[optind]);
+	if (batch)
+		ret = run_batch(&cli, batch, force);
+	else
+		ret = run_one(&cli, argc - optind, argv + optind);
 
-	ret = run(&cli, argc - optind, argv + optind);
-
-	json_free(cli.jw);
 	sacred_ctrl_close(cli.ctrl);
 	return cli_flush(ret);
 }

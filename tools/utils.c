@@ -367,3 +367,38 @@ int parse_acl(const char *s, int (*access_parse)(const char *, uint32_t *),
 	*np = n;
 	return 0;
 }
+
+int split_line(char *line, char **argv, int max)
+{
+	char *in = line, *out = line, quote;
+	int argc = 0;
+
+	for (;;) {
+		while (*in == ' ' || *in == '\t' || *in == '\n' || *in == '\r')
+			in++;
+		if (!*in || *in == '#')
+			return argc;
+		if (argc == max)
+			return -E2BIG;
+		argv[argc++] = out;
+		while (*in && !strchr(" \t\n\r", *in)) {
+			if (*in != '\'' && *in != '"') {
+				*out++ = *in++;
+				continue;
+			}
+			quote = *in++;
+			while (*in && *in != quote)
+				*out++ = *in++;
+			if (!*in)
+				return -EINVAL;
+			in++;
+		}
+		/*
+		 * The word is never longer than what it was read from, so
+		 * the NUL lands at or before the blank that ended it.
+		 */
+		if (*in)
+			in++;
+		*out++ = '\0';
+	}
+}

@@ -195,6 +195,24 @@ int parse_acl(const char *s, int (*access_parse)(const char *, uint32_t *),
  */
 void format_guid(uint64_t guid, char *buf, size_t len);
 
+/**
+ * split_line() - a -batch line into words, in place, as a shell would
+ * split the simple cases
+ * @line: one line, continuation lines already joined; modified: each
+ *	word ends up NUL-terminated inside it
+ * @argv: gets up to @max words
+ * @max: size of @argv
+ *
+ * Words are separated by blanks. '...' and "..." quote blanks (no escapes
+ * inside; a quote may start or end inside a word: a"b c"d is one word);
+ * outside quotes a word starting with '#' starts a comment, which ends
+ * the line.
+ *
+ * Return: the number of words (0 for a blank or comment line), -E2BIG
+ * with more than @max words, -EINVAL with an unterminated quote.
+ */
+int split_line(char *line, char **argv, int max);
+
 /* --------------------------------------- the CLI context (sacred.c) */
 
 struct json_writer;

@@ -570,6 +570,65 @@ static bool format_guid_matches_rdma_dev(void)
 	return ok;
 }
 
+/* ------------------------------------------------------ -batch lines */
+
+/* Split @in; true if the words are exactly @want (NULL-terminated). */
+static bool split_is(const char *in, const char *const *want)
+{
+	char line[256], *argv[8];
+	int argc, i;
+
+	snprintf(line, sizeof(line), "%s", in);
+	argc = split_line(line, argv, 8);
+	for (i = 0; want[i]; i++)
+		if (i >= argc || strcmp(argv[i], want[i])) {
+			printf("# split_line(\"%s\"): word %d is \"%s\", want \"%s\"\n",
+			       in, i, i < argc ? argv[i] : "(none)", want[i]);
+			return false;
+		}
+	if (argc != i)
+		printf("# split_line(\"%s\"): %d words, want %d\n", in, argc,
+		       i);
+	return argc == i;
+}
+
+static bool split_line_splits_as_a_shell(void)
+{
+	bool ok = true;
+
+	ok &= split_is("region add mem 1", (const char *const[]){
+		"region", "add", "mem", "1", NULL });
+	ok &= split_is("  \tmemory\t show \r\n", (const char *const[]){
+		"memory", "show", NULL });
+	ok &= split_is("a \"b c\" 'd \"e' f", (const char *const[]){
+		"a", "b c", "d \"e", "f", NULL });
+	ok &= split_is("x\"y z\"w", (const char *const[]){ "xy zw", NULL });
+	ok &= split_is("a \"\" b", (const char *const[]){ "a", "", "b", NULL });
+	ok &= split_is("acl 1:rw,2:r # the readers", (const char *const[]){
+		"acl", "1:rw,2:r", NULL });
+	ok &= split_is("id a#b", (const char *const[]){ "id", "a#b", NULL });
+	ok &= split_is("'#' x", (const char *const[]){ "#", "x", NULL });
+	ok &= split_is("", (const char *const[]){ NULL });
+	ok &= split_is("   # only a comment", (const char *const[]){ NULL });
+	return ok;
+}
+
+static bool split_line_rejects_the_rest(void)
+{
+	char line[64], *argv[3];
+	bool ok = true;
+
+	strcpy(line, "a \"b c");
+	ok &= CHECK(split_line(line, argv, 3) == -EINVAL);
+	strcpy(line, "a 'b");
+	ok &= CHECK(split_line(line, argv, 3) == -EINVAL);
+	strcpy(line, "a b c d");
+	ok &= CHECK(split_line(line, argv, 3) == -E2BIG);
+	strcpy(line, "a b c # d");
+	ok &= CHECK(split_line(line, argv, 3) == 3);
+	return ok;
+}
+
 static const struct tap_test tests[] = {
 	{ "prefix_needs_a_nonempty_prefix", prefix_needs_a_nonempty_prefix },
 	{ "cmd_lookup_takes_exact_names_and_abbreviations",
@@ -601,6 +660,8 @@ static const struct tap_test tests[] = {
 	{ "format_addr_round_trips", format_addr_round_trips },
 	{ "parse_u64_takes_the_whole_range", parse_u64_takes_the_whole_range },
 	{ "format_guid_matches_rdma_dev", format_guid_matches_rdma_dev },
+	{ "split_line_splits_as_a_shell", split_line_splits_as_a_shell },
+	{ "split_line_rejects_the_rest", split_line_rejects_the_rest },
 };
 
 int main(void)
