@@ -156,7 +156,7 @@ BENCH_VM   = scripts/vm-run -q $(if $(KVER),--kver $(KVER)) --module kmod/sacred
 # The memories on three VMs of their own (scripts/vm-multi --bench):
 # bench/multivm's report, then what the host was, into
 # bench/results/multivm.md. MULTIVM_N: samples (and instances) per row.
-MULTIVM_N ?= 100
+MULTIVM_N ?= 300
 bench_multivm = mkdir -p $(BENCH_OUT) bench/results && \
 	$(call bench_host,before) > $(BENCH_OUT)/multivm-host.md && \
 	scripts/vm-multi --bench $(MULTIVM_N) $(if $(KVER),--kver $(KVER)) \
