@@ -12,8 +12,7 @@
 #include <stdint.h>
 #include <time.h>
 
-struct sacred_slots;
-struct sacred_cell_view;
+#include "sacred.h"
 
 /*
  * The real-time clock in nanoseconds: a number above every counter this
@@ -33,22 +32,55 @@ static inline uint64_t sacred_clock_ns(void)
 /*
  * Which of a slot's two cells holds its writer's last complete write, for
  * a writer that opens the slot again and no longer knows (lib/slots.c,
- * lib/pmp.c): its newest cell is in cell @newest, and @have of the
- * @answered memories (of @nr_mems; @quorum a majority) hold it. That cell,
- * if a quorum holds it; the other one, if every memory answered and fewer
- * hold it (a write cut short: the next write goes over it). Otherwise it
- * cannot be told - a memory that did not answer may hold it or not - and
- * a write into either cell, if torn, could destroy the last complete one:
- * -1, write nothing until a later read tells.
+ * lib/pmp.c, lib/log.c), from a read of the pair at every memory that
+ * answers: sacred_cell_tally_add() for each of them, then
+ * sacred_cell_tally_good().
  */
-static inline int sacred_good_cell(unsigned int newest, unsigned int have,
-				   unsigned int answered, unsigned int nr_mems,
-				   unsigned int quorum)
+struct sacred_cell_tally {
+	struct sacred_cell_view best;	/* the newest valid cell seen */
+	unsigned int cell;		/* which of the two holds it */
+	unsigned int have;		/* memories holding it; 0: none seen */
+	unsigned int answered;		/* memories that answered */
+};
+
+/*
+ * One memory's answer: @v its newest valid cell of the pair, in cell
+ * @cell, or NULL if it holds none.
+ */
+static inline void sacred_cell_tally_add(struct sacred_cell_tally *t,
+					 const struct sacred_cell_view *v,
+					 unsigned int cell)
 {
-	if (have >= quorum)
-		return newest;
-	if (answered == nr_mems)
-		return 1 - newest;
+	t->answered++;
+	if (!v)
+		return;
+	if (!t->have || sacred_cell_newer(v, &t->best)) {
+		t->best = *v;
+		t->cell = cell;
+		t->have = 1;
+	} else if (!sacred_cell_newer(&t->best, v)) {
+		t->have++;
+	}
+}
+
+/*
+ * The good cell, with @nr_mems memories and @quorum a majority: the one
+ * holding the newest write if a quorum holds it; the other one if every
+ * memory answered and fewer hold it (a write cut short: the next write
+ * goes over it). Otherwise it cannot be told - a memory that did not
+ * answer may hold it or not - and a write into either cell, if torn,
+ * could destroy the last complete one: -1, write nothing until a later
+ * read tells. Call only with t->have: with no valid cell anywhere the
+ * caller knows best.
+ */
+static inline int sacred_cell_tally_good(const struct sacred_cell_tally *t,
+					 unsigned int nr_mems,
+					 unsigned int quorum)
+{
+	if (t->have >= quorum)
+		return t->cell;
+	if (t->answered == nr_mems)
+		return 1 - t->cell;
 	return -1;
 }
 

@@ -59,7 +59,7 @@
  * and its ballots above its own last promise; and before it writes into
  * one of its own cell pairs - its meta, or an area index - it reads the
  * pair from every memory that answers to learn which cell holds its last
- * write a quorum took (sacred_good_cell()). Until that can be told (a
+ * write a quorum took (sacred_cell_tally_good()). Until that can be told (a
  * memory that did not answer may hold it) it writes nothing there: a
  * takeover or an append fails with -ENOTCONN and is tried again.
  *
@@ -229,38 +229,28 @@ static int log_pick(const uint8_t *pair, size_t cell, size_t hdr,
  * For a process that opened the log again: which own cell of the pair at
  * @off of l->bufs[k], for every memory k in @ok (those that answered a
  * read of every memory), holds its last write a quorum took, by
- * sacred_good_cell()'s rule - 0, 1 or LOG_CELL_UNSURE; @keep if no memory
+ * sacred_cell_tally_good()'s rule - 0, 1 or LOG_CELL_UNSURE; @keep if no memory
  * holds a valid cell of the pair. Raises l->seq above every cell seen.
  */
 static int log_own_good(struct sacred_log *l, uint32_t ok, size_t off,
 			size_t cell, size_t hdr, int keep)
 {
 	unsigned int k, n = sacred_rmem_nr_mems(l->a.rm);
-	unsigned int answered = 0, have = 0;
-	struct sacred_cell_view v, best;
-	int c, newest = -1;
+	struct sacred_cell_tally t = { 0 };
+	struct sacred_cell_view v;
+	int c;
 
 	for (k = 0; k < n; k++) {
 		if (!(ok & (1U << k)))
 			continue;
-		answered++;
 		c = log_pick(l->bufs[k] + off, cell, hdr, &v);
-		if (c < 0)
-			continue;
-		if (newest < 0 || sacred_cell_newer(&v, &best)) {
-			best = v;
-			newest = c;
-			have = 1;
-		} else if (!sacred_cell_newer(&best, &v)) {
-			have++;
-		}
+		sacred_cell_tally_add(&t, c < 0 ? NULL : &v, c);
 	}
-	if (newest < 0)
+	if (!t.have)
 		return keep;
-	if (best.seq > l->seq)
-		l->seq = best.seq;
-	c = sacred_good_cell(newest, have, answered, n,
-			     sacred_rmem_quorum(l->a.rm));
+	if (t.best.seq > l->seq)
+		l->seq = t.best.seq;
+	c = sacred_cell_tally_good(&t, n, sacred_rmem_quorum(l->a.rm));
 	return c < 0 ? LOG_CELL_UNSURE : c;
 }
 

@@ -299,37 +299,32 @@ static void pmp_backoff(unsigned int attempt)
 /*
  * Which own cell holds the last write a quorum took - what a process that
  * opens its slot again after a crash does not know - from a read of the
- * region (@res: who answered), by sacred_good_cell()'s rule; @unsure when
+ * region (@res: who answered), by sacred_cell_tally_good()'s rule; @unsure when
  * it cannot be told yet (pmp_settle() reads again).
  */
 static void pmp_find_good(struct sacred_pmp *p,
 			  const struct sacred_rmem_result *res)
 {
 	unsigned int k, n = sacred_rmem_nr_mems(p->rm);
-	unsigned int answered = 0, have = 0, cell = 0, c;
-	uint64_t newest = 0, seq;
+	struct sacred_cell_tally t = { 0 };
+	/* Own cells only: the sequence number orders them. */
+	struct sacred_cell_view v = { .pid = p->me };
 	struct pmp_slot s;
+	unsigned int c;
 	int good;
 
 	for (k = 0; k < n; k++) {
 		if (!(res->ok & (1U << k)))
 			continue;
-		answered++;
-		if (!pmp_parse(p, p->bufs[k], p->me, &s, &seq, &c))
-			continue;
-		if (seq > newest) {
-			newest = seq;
-			cell = c;
-			have = 1;
-		} else if (seq == newest) {
-			have++;
-		}
+		if (pmp_parse(p, p->bufs[k], p->me, &s, &v.seq, &c))
+			sacred_cell_tally_add(&t, &v, c);
+		else
+			sacred_cell_tally_add(&t, NULL, 0);
 	}
 	p->unsure = false;
-	if (!newest)
+	if (!t.have)
 		return;
-	good = sacred_good_cell(cell, have, answered, n,
-				sacred_rmem_quorum(p->rm));
+	good = sacred_cell_tally_good(&t, n, sacred_rmem_quorum(p->rm));
 	p->unsure = good < 0;
 	if (!p->unsure)
 		p->good = good;

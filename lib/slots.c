@@ -134,7 +134,7 @@ static int slots_fetch(struct sacred_slots *s, unsigned int slot,
 /*
  * For a writer that opens the region again (after a crash, say), which
  * cell of @slot holds its last write a quorum took, from a read of every
- * memory that answers: in an owned region by sacred_good_cell()'s rule -
+ * memory that answers: in an owned region by sacred_cell_tally_good()'s rule -
  * the slot is unsure, and writes wait (-ENOTCONN), while it cannot be
  * told; in a shared one, where every writer's cells are the same two, the
  * newest cell. Sets the slot's seq above every cell seen. Returns 0 or the
@@ -143,9 +143,10 @@ static int slots_fetch(struct sacred_slots *s, unsigned int slot,
 static int slots_find_good(struct sacred_slots *s, unsigned int slot)
 {
 	unsigned int k, n = sacred_rmem_nr_mems(s->rm);
-	unsigned int answered = 0, have = 0, cell = 0, c;
+	struct sacred_cell_tally t = { 0 };
 	struct sacred_rmem_result res, one;
-	struct sacred_cell_view best, v;
+	struct sacred_cell_view v;
+	unsigned int c;
 	int good, ret;
 
 	ret = slots_read_pair(s, slot, true, &res);
@@ -154,27 +155,20 @@ static int slots_find_good(struct sacred_slots *s, unsigned int slot)
 	for (k = 0; k < n; k++) {
 		if (!(res.ok & (1U << k)))
 			continue;
-		answered++;
 		one = res;
 		one.ok = 1U << k;
 		if (slots_newest(s, s->bufs, 0, &one, &v, &c))
-			continue;
-		if (!have || sacred_cell_newer(&v, &best)) {
-			best = v;
-			cell = c;
-			have = 1;
-		} else if (!sacred_cell_newer(&best, &v)) {
-			have++;
-		}
+			sacred_cell_tally_add(&t, NULL, 0);
+		else
+			sacred_cell_tally_add(&t, &v, c);
 	}
 	s->unsure[slot] = 0;
-	if (!have)
+	if (!t.have)
 		return 0;
-	if (best.seq > s->seq[slot])
-		s->seq[slot] = best.seq;
-	good = s->shared ? (int)cell :
-	       sacred_good_cell(cell, have, answered, n,
-				sacred_rmem_quorum(s->rm));
+	if (t.best.seq > s->seq[slot])
+		s->seq[slot] = t.best.seq;
+	good = s->shared ? (int)t.cell :
+	       sacred_cell_tally_good(&t, n, sacred_rmem_quorum(s->rm));
 	s->unsure[slot] = good < 0;
 	if (good >= 0)
 		s->good[slot] = good;
