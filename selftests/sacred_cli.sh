@@ -901,7 +901,7 @@ case_namespace_privileges() {
 # -force goes on; continuation lines, quotes, comments; -j prints one
 # JSON document per command; standard input as "-".
 case_batch() {
-	local i
+	local i f
 
 	cat > "$T/batch" <<-EOF
 	# made by -batch
@@ -945,6 +945,38 @@ case_batch() {
 		fail "unterminated quote: not said, or not at line 2"
 		show_io
 	fi
+
+	# A backslash in a comment continues nothing; one on the last line
+	# is an error; CR LF line ends are fine.
+	printf 'region show 7593/1 # then \\\nregion show 7593/3\r\nregion show 7593/1 \\\n' > "$T/batch5"
+	run -j -batch "$T/batch5"
+	expect "missing continuation line: exit status" "$rc" 255
+	expect "the commands before it ran" "$(jq -c '.[0].id' < "$T/out" 2>&1 | paste -sd,)" "1,3"
+	if ! grep -qF 'missing continuation line' "$T/err" ||
+	   ! grep -qxF "Command failed $T/batch5:3" "$T/err"; then
+		fail "missing continuation line: not said, or not at line 3"
+		show_io
+	fi
+
+	# A monitor in a batch runs until a signal, which ends the run.
+	printf 'monitor mem 7593\nregion add mem 7593 size 4k id 99\n' > "$T/batch6"
+	"$SACRED" -batch "$T/batch6" > "$T/bmon" 2> "$T/bmon.err" &
+	i=$!
+	bg_pids="$bg_pids $i"
+	for f in $(seq 150); do
+		"$SACRED" memory set 7593 cap $((4 + f))m > /dev/null
+		[ -s "$T/bmon" ] && break
+		sleep 0.2
+	done
+	[ -s "$T/bmon" ] || fail "monitor in a batch: no event in 30 s"
+	kill -TERM "$i"
+	wait "$i"
+	rc=$?
+	bg_pids=""
+	expect "monitor in a batch, SIGTERM: exit status" "$rc" 0
+	ok -j region show mem 7593 &&
+		expect "the line after the monitor did not run" \
+			"$(js '[.[].id | select(. == 99)] | length')" 0
 
 	err 255 '"-force" goes with "-batch"' -force memory show
 	err 255 '"-batch" takes no command line' -batch "$T/batch2" memory show

@@ -144,29 +144,50 @@ static void monitor_print(struct cli *cli, const struct sacred_event *ev)
 		putchar('\n');
 }
 
+/* What monitor_catch() changed, for monitor_release(). */
+struct monitor_sigs {
+	sigset_t oldmask;
+	struct sigaction old[NR_SIGNALS];
+};
+
 /*
  * Catch the signals that end the monitor, and block them; @waitmask gets
  * the mask to wait with, in which they are not blocked.
  */
-static void monitor_catch(sigset_t *waitmask)
+static void monitor_catch(sigset_t *waitmask, struct monitor_sigs *saved)
 {
 	struct sigaction sa = { .sa_handler = monitor_on_signal };
-	struct sigaction old;
 	sigset_t block;
 	unsigned int i;
 
+	monitor_stop = 0;
 	sigemptyset(&sa.sa_mask);
 	sigemptyset(&block);
 	for (i = 0; i < NR_SIGNALS; i++)
 		sigaddset(&block, monitor_signals[i]);
-	sigprocmask(SIG_BLOCK, &block, waitmask);
+	sigprocmask(SIG_BLOCK, &block, &saved->oldmask);
+	*waitmask = saved->oldmask;
 
 	for (i = 0; i < NR_SIGNALS; i++) {
 		sigdelset(waitmask, monitor_signals[i]);
-		sigaction(monitor_signals[i], NULL, &old);
-		if (old.sa_handler != SIG_IGN)
+		sigaction(monitor_signals[i], NULL, &saved->old[i]);
+		if (saved->old[i].sa_handler != SIG_IGN)
 			sigaction(monitor_signals[i], &sa, NULL);
 	}
+}
+
+/*
+ * Undo monitor_catch(): the commands of a -batch after this one run with
+ * the signals as they were (a monitor a signal ended stops the batch:
+ * cli->interrupted).
+ */
+static void monitor_release(const struct monitor_sigs *saved)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_SIGNALS; i++)
+		sigaction(monitor_signals[i], &saved->old[i], NULL);
+	sigprocmask(SIG_SETMASK, &saved->oldmask, NULL);
 }
 
 /**
@@ -226,6 +247,7 @@ int cmd_monitor(struct cli *cli, int argc, char **argv)
 {
 	uint32_t mem_id = SACRED_MEM_ID_ANY;
 	struct sacred_monitor *mon;
+	struct monitor_sigs saved;
 	sigset_t waitmask;
 	int ret;
 
@@ -257,8 +279,11 @@ int cmd_monitor(struct cli *cli, int argc, char **argv)
 	if (ret)
 		return cli_open_failed(ret);
 
-	monitor_catch(&waitmask);
+	monitor_catch(&waitmask, &saved);
 	ret = monitor_run(cli, mon, mem_id, &waitmask);
+	if (monitor_stop)
+		cli->interrupted = true;
+	monitor_release(&saved);
 	sacred_monitor_close(mon);
 	return ret;
 }

@@ -222,69 +222,82 @@ static int run_one(struct cli *cli, int argc, char **argv)
 	return ret;
 }
 
+/* Drop a line's end (LF or CRLF): its new length. */
+static size_t batch_chomp(char *line, size_t len)
+{
+	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		line[--len] = '\0';
+	return len;
+}
+
 /*
- * A logical line of @f into *@line: physical lines ending in a backslash
- * go on on the next one (the backslash and newline dropped). *@lineno
- * counts physical lines and ends at the first line of the next command.
+ * A logical line of @f into *@line: a physical line ending in a backslash
+ * outside a comment (line_continues()) goes on on the next one, the
+ * backslash and the line end dropped. *@lineno counts physical lines.
  *
- * Return: the line's length, -1 at the end of @f (or on a read error:
- * ferror() tells), -ENOMEM.
+ * Return: 0 with a line; 1 at the end of @f; -EINVAL when the last line
+ * wants a continuation that is not there; -errno when reading failed
+ * (getline() leaves errno 0 at the end of the file).
  */
-static ssize_t batch_getline(FILE *f, char **line, size_t *cap,
-			     unsigned int *lineno)
+static int batch_getline(FILE *f, char **line, size_t *cap,
+			 unsigned int *lineno)
 {
 	char *part = NULL, *grown;
-	size_t part_cap = 0;
-	ssize_t len, n;
+	size_t part_cap = 0, len;
+	ssize_t n;
+	int ret = 0;
 
-	len = getline(line, cap, f);
-	if (len < 0)
-		return -1;
+	errno = 0;
+	n = getline(line, cap, f);
+	if (n < 0)
+		return errno ? -errno : 1;
 	++*lineno;
-	while (len && (*line)[len - 1] == '\n')
+	len = batch_chomp(*line, n);
+	while (line_continues(*line)) {
 		(*line)[--len] = '\0';
-	while (len && (*line)[len - 1] == '\\') {
-		(*line)[--len] = '\0';
+		errno = 0;
 		n = getline(&part, &part_cap, f);
-		if (n < 0)
+		if (n < 0) {
+			ret = errno ? -errno : -EINVAL;
 			break;
+		}
 		++*lineno;
-		if ((size_t)(len + n + 1) > *cap) {
+		n = batch_chomp(part, n);
+		if (len + n + 1 > *cap) {
 			grown = realloc(*line, len + n + 1);
 			if (!grown) {
-				free(part);
-				return -ENOMEM;
+				ret = -ENOMEM;
+				break;
 			}
 			*line = grown;
 			*cap = len + n + 1;
 		}
 		memcpy(*line + len, part, n + 1);
 		len += n;
-		while (len && (*line)[len - 1] == '\n')
-			(*line)[--len] = '\0';
 	}
 	free(part);
-	return len;
+	return ret;
 }
 
 /*
  * -batch FILE: one command a line, without the leading "sacred", as
  * ip(8) -batch. The first failure stops the run unless @force; the exit
  * status is that of the first command that failed (0 if none did).
- * "Command failed FILE:LINE" follows each failure on stderr.
+ * "Command failed FILE:LINE" follows each failure on stderr, LINE the
+ * command's first. A read error, a write error on standard output, or a
+ * monitor ended by a signal ends the run, forced or not.
  */
 static int run_batch(struct cli *cli, const char *name, bool force)
 {
 	char *argv[BATCH_MAX_ARGS], *line = NULL;
 	unsigned int lineno = 0, first;
 	int argc, ret, status = SACRED_EXIT_OK;
+	bool fatal;
 	size_t cap = 0;
-	ssize_t len;
 	FILE *f;
 
 	if (!strcmp(name, "-")) {
 		f = stdin;
-		name = "<stdin>";
 	} else {
 		f = fopen(name, "r");
 		if (!f) {
@@ -296,19 +309,18 @@ static int run_batch(struct cli *cli, const char *name, bool force)
 	for (;;) {
 		cli->object = NULL;
 		cli->command = NULL;
+		fatal = false;
 		first = lineno + 1;
-		len = batch_getline(f, &line, &cap, &lineno);
-		if (len == -1) {
-			if (ferror(f)) {
-				fprintf(stderr, "sacred: reading \"%s\": %s\n",
-					name, strerror(errno));
-				ret = SACRED_EXIT_FAIL;
-			} else {
-				break;
-			}
-		} else if (len < 0) {
-			fprintf(stderr, "sacred: %s\n", strerror(-len));
+		ret = batch_getline(f, &line, &cap, &lineno);
+		if (ret == 1)
+			break;
+		if (ret == -EINVAL) {
+			ret = cli_usage(cli, "missing continuation line");
+		} else if (ret < 0) {
+			fprintf(stderr, "sacred: reading \"%s\": %s\n", name,
+				strerror(-ret));
 			ret = SACRED_EXIT_FAIL;
+			fatal = true;
 		} else {
 			argc = split_line(line, argv, BATCH_MAX_ARGS);
 			if (!argc)
@@ -321,15 +333,20 @@ static int run_batch(struct cli *cli, const char *name, bool force)
 			else
 				ret = run_one(cli, argc, argv);
 		}
-		if (fflush(stdout) || ferror(stdout))
+		if (fflush(stdout) || ferror(stdout)) {
 			ret = ret ? ret : SACRED_EXIT_FAIL;
-		if (ret == SACRED_EXIT_OK)
-			continue;
-		fprintf(stderr, "Command failed %s:%u\n", name, first);
-		if (status == SACRED_EXIT_OK)
-			status = ret;
-		/* A read error or a closed stdout ends it, forced or not. */
-		if (!force || len < 0 || ferror(stdout))
+			fatal = true;
+		}
+		if (cli->interrupted)
+			fatal = true;
+		if (ret != SACRED_EXIT_OK) {
+			fprintf(stderr, "Command failed %s:%u\n", name, first);
+			if (status == SACRED_EXIT_OK)
+				status = ret;
+			if (!force)
+				fatal = true;
+		}
+		if (fatal)
 			break;
 	}
 	free(line);

@@ -402,3 +402,29 @@ int split_line(char *line, char **argv, int max)
 		*out++ = '\0';
 	}
 }
+
+bool line_continues(const char *line)
+{
+	bool word = false;
+	char quote = 0;
+	size_t len = strlen(line);
+	const char *p;
+
+	if (!len || line[len - 1] != '\\')
+		return false;
+	for (p = line; *p; p++) {
+		if (quote) {
+			if (*p == quote)
+				quote = 0;
+		} else if (strchr(" \t\n\r", *p)) {
+			word = false;
+		} else if (*p == '#' && !word) {
+			return false;	/* the backslash is in a comment */
+		} else {
+			if (*p == '\'' || *p == '"')
+				quote = *p;
+			word = true;
+		}
+	}
+	return true;
+}

@@ -213,6 +213,15 @@ void format_guid(uint64_t guid, char *buf, size_t len);
  */
 int split_line(char *line, char **argv, int max);
 
+/**
+ * line_continues() - whether a -batch line goes on on the next one
+ * @line: one physical line, without its newline
+ *
+ * Return: true if @line ends in a backslash that is not inside a comment
+ * (split_line()'s: a word starting with '#' outside quotes).
+ */
+bool line_continues(const char *line);
+
 /* --------------------------------------- the CLI context (sacred.c) */
 
 struct json_writer;
@@ -236,6 +245,7 @@ struct cli {
 	struct sacred_ctrl *ctrl;
 	const char *object;
 	const char *command;
+	bool interrupted;	/* a signal ended a command: end a -batch too */
 };
 
 /**

@@ -629,6 +629,23 @@ static bool split_line_rejects_the_rest(void)
 	return ok;
 }
 
+static bool line_continues_outside_comments(void)
+{
+	bool ok = true;
+
+	ok &= CHECK(line_continues("region add mem 1 \\"));
+	ok &= CHECK(line_continues("\\"));
+	ok &= CHECK(line_continues("acl 'a b' \\"));
+	ok &= CHECK(line_continues("id a#b \\"));
+	ok &= CHECK(line_continues("'#' \\"));
+	ok &= CHECK(!line_continues("region show"));
+	ok &= CHECK(!line_continues(""));
+	ok &= CHECK(!line_continues("region show \\ x"));
+	ok &= CHECK(!line_continues("# region add mem 1 \\"));
+	ok &= CHECK(!line_continues("region show 1/1 # then \\"));
+	return ok;
+}
+
 static const struct tap_test tests[] = {
 	{ "prefix_needs_a_nonempty_prefix", prefix_needs_a_nonempty_prefix },
 	{ "cmd_lookup_takes_exact_names_and_abbreviations",
@@ -662,6 +679,7 @@ static const struct tap_test tests[] = {
 	{ "format_guid_matches_rdma_dev", format_guid_matches_rdma_dev },
 	{ "split_line_splits_as_a_shell", split_line_splits_as_a_shell },
 	{ "split_line_rejects_the_rest", split_line_rejects_the_rest },
+	{ "line_continues_outside_comments", line_continues_outside_comments },
 };
 
 int main(void)
