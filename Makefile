@@ -155,9 +155,11 @@ bench_host = printf -- '- host, $(1) the run: %s CPUs (%s), load average %s\n' \
 BENCH_VM   = scripts/vm-run -q $(if $(KVER),--kver $(KVER)) --module kmod/sacred.ko --timeout 3600
 # The memories on three VMs of their own (scripts/vm-multi --bench):
 # bench/multivm's report, then what the host was, into
-# bench/results/multivm.md. MULTIVM_N: samples (and instances) per row.
+# bench/results/multivm.md (removed first: a failed run leaves none for
+# the report to take as this run's). MULTIVM_N: samples per row.
 MULTIVM_N ?= 300
 bench_multivm = mkdir -p $(BENCH_OUT) bench/results && \
+	rm -f bench/results/multivm.md && \
 	$(call bench_host,before) > $(BENCH_OUT)/multivm-host.md && \
 	scripts/vm-multi --bench $(MULTIVM_N) $(if $(KVER),--kver $(KVER)) \
 		> $(BENCH_OUT)/multivm.md && \

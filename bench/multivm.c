@@ -35,7 +35,8 @@
  * Each memory has the regions of scripts/vm-multi's --bench: LOG_REGION
  * and HB_REGION as the multi-VM test has them, RAW_REGION (static, 4 KiB)
  * and, for i < SAMPLES, PMP_BASE + i (exclusive-writer) and DISK_BASE + i
- * (static), 4 KiB each; processes 601-603 read-write on all.
+ * (static), 4 KiB each; processes 601-604 read-write on all (this
+ * program is 601).
  *
  * Options: -n SAMPLES (default 100, at most MAXN; the memory VMs must
  * have made as many instances). Prints a Markdown report on stdout.
@@ -172,7 +173,7 @@ static double decide(struct sacred_rmem *rm, int alg, uint32_t region)
 	if (ret)
 		die("sacred_pmp_propose", ret);
 	sacred_pmp_stats(p, &st);
-	if (!st.fast || strcmp(out, "value"))
+	if (!st.fast || len != 6 || memcmp(out, "value", 6))
 		die("a decision left the fast path or decided another value",
 		    -EPROTO);
 	sacred_pmp_close(p);
@@ -247,10 +248,14 @@ int main(int argc, char **argv)
 	}
 
 	/* Warm up every path once. */
-	for (k = 0; k < NR_MEMS; k++)
-		sacred_write(sacred_rmem_conn(rm, k), RAW_REGION, 0, &v,
-			     sizeof(v));
-	sacred_rmem_write(rm, RAW_REGION, 8, &v, sizeof(v), NULL);
+	for (k = 0; k < NR_MEMS && !ret; k++)
+		ret = sacred_write(sacred_rmem_conn(rm, k), RAW_REGION, 0, &v,
+				   sizeof(v));
+	if (!ret)
+		ret = sacred_rmem_write(rm, RAW_REGION, 8, &v, sizeof(v),
+					NULL);
+	if (ret)
+		die("warming up", ret);
 	ret = sacred_log_propose(log, entry, sizeof(entry), NULL);
 	if (ret)
 		die("sacred_log_propose", ret);
@@ -258,15 +263,19 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < n; i++) {
 		/* Untimed: see the comment at the top. */
-		for (w = 0; w < WARM_OPS; w++) {
-			sacred_rmem_write(rm, RAW_REGION, 8, &v, sizeof(v),
-					  NULL);
+		for (w = 0; w < WARM_OPS && !ret; w++) {
+			ret = sacred_rmem_write(rm, RAW_REGION, 8, &v,
+						sizeof(v), NULL);
 			drain(rm);
 		}
+		if (ret)
+			die("sacred_rmem_write (warm-up)", ret);
 		for (k = 0; k < NR_MEMS; k++) {
 			struct sacred_conn *c = sacred_rmem_conn(rm, k);
 
-			sacred_write(c, RAW_REGION, 0, &v, sizeof(v));
+			ret = sacred_write(c, RAW_REGION, 0, &v, sizeof(v));
+			if (ret)
+				die("sacred_write (warm-up)", ret);
 			t0 = now_us();
 			ret = sacred_write(c, RAW_REGION, 0, &v, sizeof(v));
 			raw[k][i] = now_us() - t0;

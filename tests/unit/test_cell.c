@@ -2,7 +2,8 @@
 /*
  * test_cell - host-side unit tests of cells (lib/cell.c): round trips,
  * empty cells, and every way a cell can be torn or garbled - which must
- * never decode as valid.
+ * never decode as valid; and the rule a writer that opens its cells again
+ * uses to tell which one holds its last complete write (lib/internal.h).
  *
  * lib/cell.c needs only libc and libsodium; it is compiled into this
  * program (found through -Ilib).
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "cell.c"
+#include "internal.h"
 #include "tap.h"
 
 #define CELL	128
@@ -155,9 +157,98 @@ static bool newer_orders_by_seq_then_pid(void)
 	       check(!sacred_cell_newer(&a, &a), "not newer than itself");
 }
 
+/* Three memories, a quorum of two, as the library's callers use it. */
+#define TALLY_MEMS	3
+#define TALLY_QUORUM	2
+
+static struct sacred_cell_view tv(uint64_t seq)
+{
+	return (struct sacred_cell_view){ .seq = seq, .pid = 7 };
+}
+
+static bool tally_quorum_keeps_the_newest(void)
+{
+	struct sacred_cell_tally t = { 0 };
+	struct sacred_cell_view a = tv(5), b = tv(4);
+	bool ok = true;
+
+	/* Newest (5) in cell 1 on two memories, an older one on the third. */
+	sacred_cell_tally_add(&t, &b, 0);
+	sacred_cell_tally_add(&t, &a, 1);
+	sacred_cell_tally_add(&t, &a, 1);
+	ok &= check(t.have == 2 && t.answered == 3 && t.best.seq == 5,
+		    "tally counts the newest cell's holders");
+	ok &= check(sacred_cell_tally_good(&t, TALLY_MEMS, TALLY_QUORUM) == 1,
+		    "a quorum holds cell 1: keep it");
+	/* Two of three answered, both with it: still a quorum. */
+	t = (struct sacred_cell_tally){ 0 };
+	sacred_cell_tally_add(&t, &a, 0);
+	sacred_cell_tally_add(&t, &a, 0);
+	ok &= check(sacred_cell_tally_good(&t, TALLY_MEMS, TALLY_QUORUM) == 0,
+		    "two of three answered with cell 0: keep it");
+	return ok;
+}
+
+static bool tally_all_answered_takes_the_other_cell(void)
+{
+	struct sacred_cell_tally t = { 0 };
+	struct sacred_cell_view a = tv(9), b = tv(8);
+
+	/* A write of 9 into cell 0 cut short: one memory has it. */
+	sacred_cell_tally_add(&t, &a, 0);
+	sacred_cell_tally_add(&t, &b, 1);
+	sacred_cell_tally_add(&t, &b, 1);
+	return check(t.best.seq == 9 && t.have == 1,
+		     "the newest is counted once") &
+	       check(sacred_cell_tally_good(&t, TALLY_MEMS, TALLY_QUORUM) == 1,
+		     "the cut-short write's cell is the one to write over");
+}
+
+static bool tally_silent_memory_cannot_tell(void)
+{
+	struct sacred_cell_tally t = { 0 };
+	struct sacred_cell_view a = tv(9), b = tv(8);
+	bool ok = true;
+
+	sacred_cell_tally_add(&t, &a, 0);
+	sacred_cell_tally_add(&t, &b, 1);
+	ok &= check(sacred_cell_tally_good(&t, TALLY_MEMS, TALLY_QUORUM) == -1,
+		    "two answered, the newest on one: -1");
+	/* One answered with no valid cell: it counts as answering. */
+	t = (struct sacred_cell_tally){ 0 };
+	sacred_cell_tally_add(&t, &a, 0);
+	sacred_cell_tally_add(&t, NULL, 0);
+	ok &= check(t.answered == 2 && t.have == 1,
+		    "a memory without a cell answered");
+	ok &= check(sacred_cell_tally_good(&t, TALLY_MEMS, TALLY_QUORUM) == -1,
+		    "the third may hold it: -1");
+	sacred_cell_tally_add(&t, NULL, 0);
+	ok &= check(sacred_cell_tally_good(&t, TALLY_MEMS, TALLY_QUORUM) == 1,
+		    "all answered, one holds it: the other cell");
+	return ok;
+}
+
+static bool tally_no_cell(void)
+{
+	struct sacred_cell_tally t = { 0 };
+	unsigned int i;
+
+	for (i = 0; i < TALLY_MEMS; i++)
+		sacred_cell_tally_add(&t, NULL, 0);
+	return check(!t.have && t.answered == TALLY_MEMS,
+		     "no cell: have 0, every memory answered");
+}
+
 int main(void)
 {
 	static const struct tap_test tests[] = {
+		{ "tally: a quorum holding the newest write keeps it",
+		  tally_quorum_keeps_the_newest },
+		{ "tally: every memory answered, no quorum: the other cell",
+		  tally_all_answered_takes_the_other_cell },
+		{ "tally: a memory silent and no quorum: cannot tell",
+		  tally_silent_memory_cannot_tell },
+		{ "tally: no valid cell anywhere", tally_no_cell },
 		{ "cell: encode/decode round trip", round_trip },
 		{ "cell: empty cell and bad arguments",
 		  empty_and_bad_arguments },
