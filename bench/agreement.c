@@ -140,12 +140,6 @@ bool __wrap_sacred_bz_verify(const struct sacred_bz_keys *keys,
 	return ok;
 }
 
-static void row(const char *what, struct stats s)
-{
-	printf("| %s | %.1f | %.1f | %.1f | %d |\n", what, s.min, s.med,
-	       s.p99, s.n);
-}
-
 static void die(const char *what, int ret)
 {
 	fprintf(stderr, "agreement: %s: %s\n", what, strerror(-ret));
@@ -793,27 +787,27 @@ int main(int argc, char **argv)
 	s_verify = summarize(verify, n);
 	printf("# agreement: deciding over three memories, microseconds\n\n");
 	printf("| what | min | median | p99 | n |\n|---|---|---|---|---|\n");
-	row("8 B write RTT (one memory)", s_raw);
-	row("8 B quorum write (2 of 3)", s_q);
-	row("80 B quorum write (a PMP cell)", s_qc);
-	row("PMP decision (fast path)", s_pmp);
-	row("Disk Paxos decision (fast path)", s_disk);
-	row("log append (stable leader)", s_app);
+	stats_row("8 B write RTT (one memory)", s_raw);
+	stats_row("8 B quorum write (2 of 3)", s_q);
+	stats_row("80 B quorum write (a PMP cell)", s_qc);
+	stats_row("PMP decision (fast path)", s_pmp);
+	stats_row("Disk Paxos decision (fast path)", s_disk);
+	stats_row("log append (stable leader)", s_app);
 	printf("| log append, %d x %d B commands packed in one entry (client-side batching) | %.1f | %.1f | %.1f | %d |\n",
 	       k, CMD_LEN, s_bapp.min, s_bapp.med, s_bapp.p99, s_bapp.n);
-	row("Cheap Quorum fast path, leader's decision", s_cql);
-	row("Cheap Quorum fast path, leader's decision: its own signing and verifying (time inside sacred_bz_sign/verify)",
+	stats_row("Cheap Quorum fast path, leader's decision", s_cql);
+	stats_row("Cheap Quorum fast path, leader's decision: its own signing and verifying (time inside sacred_bz_sign/verify)",
 	    s_cqbz);
-	row("Cheap Quorum fast path, leader's decision minus its own signing and verifying (per sample)",
+	stats_row("Cheap Quorum fast path, leader's decision minus its own signing and verifying (per sample)",
 	    s_cqrest);
-	row("Cheap Quorum fast path, leader's decision minus its own signing and verifying, the followers starting 5 ms later (per sample)",
+	stats_row("Cheap Quorum fast path, leader's decision minus its own signing and verifying, the followers starting 5 ms later (per sample)",
 	    s_cqsrest);
-	row("Cheap Quorum fast path, until all three decided", s_cqa);
+	stats_row("Cheap Quorum fast path, until all three decided", s_cqa);
 	if (cq_slow)
 		printf("| Cheap Quorum: process decisions off the fast path (panic, backup) | %d of %d | - | - | - |\n",
 		       cq_slow, NR_PROCS * (2 * n + 1));
-	row("Ed25519 sign, 64 B (sacred_bz_sign)", s_sign);
-	row("Ed25519 verify, 64 B (sacred_bz_verify)", s_verify);
+	stats_row("Ed25519 sign, 64 B (sacred_bz_sign)", s_sign);
+	stats_row("Ed25519 verify, 64 B (sacred_bz_verify)", s_verify);
 
 	printf("\n## Throughput\n\n");
 	printf("One client thread, back-to-back operations (each waits for the last), rounds of 20 of each kind in turns. A batched entry counts as %d commands.\n\n",

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What every benchmark program measures with: the clock, the summary of
- * a sample series (min, median, p99, count) as every report prints it,
- * and the word splitter for SACRED_RXE_DEVS.
+ * a sample series (min, median, p99, count) and its row as the reports
+ * print it, and the word splitter for SACRED_RXE_DEVS.
  */
 #ifndef SACRED_BENCH_H
 #define SACRED_BENCH_H
@@ -52,6 +52,13 @@ static inline struct stats summarize(double *v, int n)
 	s.med = v[n / 2];
 	s.p99 = v[i99 < n ? i99 : n - 1];
 	return s;
+}
+
+/* A Markdown row: | what | min | median | p99 | n | */
+static inline void stats_row(const char *what, struct stats s)
+{
+	printf("| %s | %.1f | %.1f | %.1f | %d |\n", what, s.min, s.med,
+	       s.p99, s.n);
 }
 
 /* The @i-th space-separated word of @s into @buf; false if none. */

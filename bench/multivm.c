@@ -71,12 +71,6 @@
 #define MAXN		500
 #define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
 
-static void row(const char *what, struct stats s)
-{
-	printf("| %s | %.1f | %.1f | %.1f | %d |\n", what, s.min, s.med,
-	       s.p99, s.n);
-}
-
 static void die(const char *what, int ret)
 {
 	fprintf(stderr, "multivm: %s: %s\n", what, strerror(-ret));
@@ -332,13 +326,13 @@ int main(int argc, char **argv)
 
 		snprintf(what, sizeof(what), "8 B write RTT, memory %u alone",
 			 k);
-		row(what, s_raw[k]);
+		stats_row(what, s_raw[k]);
 	}
-	row("8 B quorum write (2 of 3)", s_q);
-	row("80 B quorum write (a PMP cell)", s_qc);
-	row("PMP decision (fast path)", s_pmp);
-	row("Disk Paxos decision (fast path)", s_disk);
-	row("log append (stable leader)", s_app);
+	stats_row("8 B quorum write (2 of 3)", s_q);
+	stats_row("80 B quorum write (a PMP cell)", s_qc);
+	stats_row("PMP decision (fast path)", s_pmp);
+	stats_row("Disk Paxos decision (fast path)", s_disk);
+	stats_row("log append (stable leader)", s_app);
 
 	printf("\n| ratio (medians) | measured | target |\n|---|---|---|\n");
 	printf("| PMP / write RTT (the fastest memory's, %u) | %.2f | <= 1.3 |\n",

@@ -179,6 +179,25 @@ wait_for() {
 	return 1
 }
 
+# stop_monitor PID OUT MEM WHAT: change instance MEM's cap until the
+# monitor PID (started in the background, printing to OUT) prints an
+# event - it is up - then SIGTERM it; its exit status must be 0.
+stop_monitor() {
+	local pid=$1 out=$2 mem=$3 what=$4 i st
+
+	for i in $(seq 150); do
+		"$SACRED" memory set "$mem" cap $((4 + i))m > /dev/null
+		[ -s "$out" ] && break
+		sleep 0.2
+	done
+	[ -s "$out" ] || fail "$what: no event in 30 s"
+	kill -TERM "$pid"
+	wait "$pid"
+	st=$?
+	bg_pids=""
+	expect "$what, SIGTERM: exit status" "$st" 0
+}
+
 # ------------------------------------------------------------------ cases
 
 # -h, "help", "OBJECT help": usage on stdout, exit 0.
@@ -901,7 +920,7 @@ case_namespace_privileges() {
 # -force goes on; continuation lines, quotes, comments; -j prints one
 # JSON document per command; standard input as "-".
 case_batch() {
-	local i f
+	local i
 
 	cat > "$T/batch" <<-EOF
 	# made by -batch
@@ -963,17 +982,7 @@ case_batch() {
 	"$SACRED" -batch "$T/batch6" > "$T/bmon" 2> "$T/bmon.err" &
 	i=$!
 	bg_pids="$bg_pids $i"
-	for f in $(seq 150); do
-		"$SACRED" memory set 7593 cap $((4 + f))m > /dev/null
-		[ -s "$T/bmon" ] && break
-		sleep 0.2
-	done
-	[ -s "$T/bmon" ] || fail "monitor in a batch: no event in 30 s"
-	kill -TERM "$i"
-	wait "$i"
-	rc=$?
-	bg_pids=""
-	expect "monitor in a batch, SIGTERM: exit status" "$rc" 0
+	stop_monitor "$i" "$T/bmon" 7593 "monitor in a batch"
 	ok -j region show mem 7593 &&
 		expect "the line after the monitor did not run" \
 			"$(js '[.[].id | select(. == 99)] | length')" 0
@@ -994,7 +1003,7 @@ case_batch() {
 # A few commands under valgrind: no invalid access, no leak.
 case_valgrind() {
 	local -a vg
-	local st f i
+	local f i
 
 	if ! command -v valgrind > /dev/null; then
 		skip="valgrind is not installed"
@@ -1031,17 +1040,7 @@ case_valgrind() {
 	"${vg[@]}" "$SACRED" -j monitor mem 7592 > "$T/vgmon" 2> "$T/vgmon.err" &
 	i=$!
 	bg_pids="$bg_pids $i"
-	for f in $(seq 150); do
-		"$SACRED" memory set 7592 cap $((4 + f))m > /dev/null
-		[ -s "$T/vgmon" ] && break
-		sleep 0.2
-	done
-	[ -s "$T/vgmon" ] || fail "monitor under valgrind: no event in 30 s"
-	kill -TERM "$i"
-	wait "$i"
-	st=$?
-	bg_pids=""
-	expect "monitor under valgrind: exit status" "$st" 0
+	stop_monitor "$i" "$T/vgmon" 7592 "monitor under valgrind"
 	wrap=()
 	tmo=60
 	for f in "$T"/vg.*; do
