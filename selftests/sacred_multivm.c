@@ -19,10 +19,32 @@
  *      at the index it was committed at, and the histories of all
  *      processes must agree.
  *
+ * With SACRED_MULTIVM_SCENARIO=client-dies (scripts/vm-multi
+ * --kill-client) it is the processes' host that dies instead, in two
+ * runs on two VMs:
+ *
+ *   client-before  the three processes commit PHASE1 entries, each one
+ *                  recorded in $SYNC/committed as propose() returns it;
+ *                  then it asks the host ($SYNC/killclient) to pull the
+ *                  plug on its own VM while they go on appending;
+ *   client-after   on a new VM with the same address, the same three
+ *                  processes (ids) start again: the memories still hold
+ *                  their old connections, so each is refused as a
+ *                  duplicate until the memory's probe of the old one
+ *                  finds it dead. They rejoin the log, commit PHASE2
+ *                  more entries, and a fresh reader checks that every
+ *                  recorded entry - committed by the dead incarnations
+ *                  - is at its index.
+ *
+ * The second run numbers its TAP lines after the first's
+ * (SACRED_MULTIVM_TAP_FROM), so that the two outputs make one stream.
+ *
  * Environment: SACRED_MULTIVM_MEMS (the memories' addresses, three),
  * SACRED_MULTIVM_PORT (their rdma_cm port, default 7531),
- * SACRED_MULTIVM_SYNC (a directory the host sees too) and
- * SACRED_MULTIVM_TIMEOUT_MS (per memory operation, default 1500).
+ * SACRED_MULTIVM_SYNC (a directory the host sees too),
+ * SACRED_MULTIVM_TIMEOUT_MS (per memory operation, default 1500),
+ * SACRED_MULTIVM_SCENARIO (memory-dies, the default; client-before;
+ * client-after) and SACRED_MULTIVM_TAP_FROM (the first TAP number - 1).
  *
  * Each memory has the regions LOG (1, exclusive-writer, 1 MiB) and HB (2,
  * static, 4 KiB), processes 601..604 read-write members of both. Output:
@@ -85,6 +107,11 @@ static const char *sync_dir;
 static int timeout_ms = 1500;
 static unsigned int nr_test;
 static unsigned int nr_failed;
+/* client-before: every committed entry, as "INDEX ENTRY" lines. */
+static FILE *record;
+static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
+static char prefix = 'P';	/* of the entries: 'Q' for client-after */
+static const char *suite = "multivm";	/* of the TAP lines */
 /* Commit times (ms), for the longest gap between two commits. */
 static atomic_ullong last_commit_ms;
 static atomic_ullong max_gap_ms;
@@ -104,7 +131,7 @@ static void result(bool ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("%sok %u - multivm: ", ok ? "" : "not ", ++nr_test);
+	printf("%sok %u - %s: ", ok ? "" : "not ", ++nr_test, suite);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -195,7 +222,8 @@ static void *proc_thread(void *arg)
 			continue;
 		}
 		memset(entry, 0, sizeof(entry));
-		snprintf(entry, sizeof(entry), "P%u#%u", p->me, p->proposed++);
+		snprintf(entry, sizeof(entry), "%c%u#%u", prefix, p->me,
+			 p->proposed++);
 		ret = sacred_log_propose(p->log, entry, sizeof(entry), &index);
 		if (ret) {
 			p->last_err = ret;
@@ -212,6 +240,15 @@ static void *proc_thread(void *arg)
 			p->mine_idx[n] = index;
 			memcpy(p->mine[n], entry, sizeof(entry));
 			atomic_store(&p->nr_mine, n + 1);
+		}
+		/* On the host before propose() is asked for more. */
+		if (record) {
+			pthread_mutex_lock(&record_lock);
+			fprintf(record, "%llu %s\n", (unsigned long long)index,
+				entry);
+			if (fflush(record) || fsync(fileno(record)))
+				p->errors++;
+			pthread_mutex_unlock(&record_lock);
 		}
 		usleep(PACE_US);
 	}
@@ -401,21 +438,50 @@ static bool reader_has_all(unsigned int *checked)
 	return !bad;
 }
 
-int main(void)
+/* Stop and free every process. */
+static void procs_end(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_ALL; i++) {
+		proc_stop(&procs[i]);
+		sacred_log_close(procs[i].log);
+		sacred_rmem_destroy(procs[i].rm);
+		procs[i].log = NULL;
+		procs[i].rm = NULL;
+	}
+}
+
+static void log_stats(void)
+{
+	struct sacred_log_stats st;
+	unsigned int i;
+
+	for (i = 0; i < NR_PROCS; i++) {
+		if (!procs[i].log)
+			continue;
+		sacred_log_stats(procs[i].log, &st);
+		note("%c%u: %u committed, %u errors (last %d), %llu appends, %llu takeovers, %llu step-downs, memories up 0x%x",
+		     prefix, i, atomic_load(&procs[i].nr_mine),
+		     procs[i].errors, procs[i].last_err,
+		     (unsigned long long)st.appends,
+		     (unsigned long long)st.takeovers,
+		     (unsigned long long)st.step_downs,
+		     sacred_rmem_up(procs[i].rm));
+	}
+}
+
+/* The default scenario: a memory VM dies (the comment at the top). */
+static int memory_dies(void)
 {
 	unsigned int i, at_kill, at_killed, n_final, n_agree = 0, checked = 0;
 	uint64_t t0, t_kill, t_killed, t_end, gap_before;
-	struct sacred_log_stats st;
 	bool ok;
 	uint32_t up = 0, want;
 	int ret = 0, killed;
 
 	printf("TAP version 13\n1..6\n");
 	fflush(stdout);
-	if (parse_env()) {
-		result(false, "SACRED_MULTIVM_MEMS/PORT/SYNC/TIMEOUT_MS unset or bad");
-		return 1;
-	}
 	ok = wait_file("go", WAIT_MS);
 	result(ok, "the host says the 3 memory VMs are ready");
 	if (!ok)
@@ -472,15 +538,7 @@ int main(void)
 	note("longest gap between two commits: %llu ms before the kill, %llu ms over the run",
 	     (unsigned long long)gap_before,
 	     (unsigned long long)atomic_load(&max_gap_ms));
-	for (i = 0; i < NR_PROCS; i++) {
-		sacred_log_stats(procs[i].log, &st);
-		note("P%u: %u committed, %u errors (last %d), %llu appends, %llu takeovers, %llu step-downs, memories up 0x%x",
-		     i, atomic_load(&procs[i].nr_mine), procs[i].errors,
-		     procs[i].last_err, (unsigned long long)st.appends,
-		     (unsigned long long)st.takeovers,
-		     (unsigned long long)st.step_downs,
-		     sacred_rmem_up(procs[i].rm));
-	}
+	log_stats();
 	if (!ok)
 		goto out;
 
@@ -518,12 +576,201 @@ int main(void)
 	       NR_ALL, n_agree);
 
 out:
-	for (i = 0; i < NR_ALL; i++) {
-		proc_stop(&procs[i]);
-		sacred_log_close(procs[i].log);
-		sacred_rmem_destroy(procs[i].rm);
-	}
+	procs_end();
 	while (nr_test < 6)
 		result(false, "not reached");
 	return nr_failed ? 1 : 0;
+}
+
+/*
+ * client-dies, first run: commit and record, then ask for this VM's
+ * death and go on appending until it comes.
+ */
+static int client_before(void)
+{
+	unsigned int i, n;
+	char path[4096];
+	uint64_t t0;
+	bool ok;
+	int ret = 0;
+
+	printf("TAP version 13\n1..7\n");
+	fflush(stdout);
+	ok = wait_file("go", WAIT_MS);
+	result(ok, "the host says the 3 memory VMs are ready");
+	if (!ok)
+		return 1;
+	snprintf(path, sizeof(path), "%s/committed", sync_dir);
+	record = fopen(path, "w");
+	t0 = now_ms();
+	for (i = 0; i < NR_PROCS && !ret && record; i++) {
+		ret = proc_start(i);
+		if (ret)
+			note("P%u: %s", i, strerror(-ret));
+	}
+	result(record && !ret, "%u log processes connected to the 3 memories, recording what they commit",
+	       NR_PROCS);
+	if (!record || ret)
+		return 1;
+	set_target(CAPACITY - 2 * PHASE2);
+	ok = wait_committed(PHASE1, WAIT_MS);
+	n = nr_committed();
+	result(ok, "%u entries committed in %llu ms; now the plug of this VM",
+	       n, (unsigned long long)(now_ms() - t0));
+	if (!ok || sync_create("killclient", n))
+		return 1;
+	/* Appending, until the host pulls the plug. */
+	wait_file("never", WAIT_MS);
+	note("still alive after %d s", WAIT_MS / 1000);
+	return 1;
+}
+
+/* client-after: what the dead incarnations recorded, into @idx/@ent. */
+static unsigned int read_record(uint64_t *idx, char (*ent)[ENTRY_LEN])
+{
+	char path[4096], e[ENTRY_LEN];
+	unsigned long long k;
+	unsigned int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/committed", sync_dir);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (n < CAPACITY && fscanf(f, "%llu %31s", &k, e) == 2) {
+		idx[n] = k;
+		memset(ent[n], 0, ENTRY_LEN);
+		memcpy(ent[n], e, strlen(e));
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * Start process @i again with the id of its dead incarnation: refused as
+ * a duplicate until each memory's probe finds the old connection dead.
+ * Returns 0 or the last error; *@tries gets the attempts made.
+ */
+static int proc_restart(unsigned int i, unsigned int *tries)
+{
+	uint64_t end = now_ms() + WAIT_MS / 10;
+	int ret;
+
+	for (*tries = 1;; ++*tries) {
+		ret = proc_start(i);
+		if (!ret || now_ms() >= end)
+			return ret;
+		sacred_log_close(procs[i].log);
+		sacred_rmem_destroy(procs[i].rm);
+		procs[i].log = NULL;
+		procs[i].rm = NULL;
+		usleep(200000);
+	}
+}
+
+/* client-dies, second run, on a new VM (the comment at the top). */
+static int client_after(void)
+{
+	static uint64_t rec_idx[CAPACITY];
+	static char rec[CAPACITY][ENTRY_LEN];
+	unsigned int i, j, nrec, tries, all_tries = 0, rec_end = 0;
+	unsigned int bad = 0, checked = 0, n_agree = 0, start;
+	struct proc *r = &procs[NR_PROCS];
+	uint64_t t0, end;
+	bool ok;
+	int ret = 0;
+
+	prefix = 'Q';
+	nrec = read_record(rec_idx, rec);
+	for (j = 0; j < nrec; j++)
+		if (rec_idx[j] + 1 > rec_end)
+			rec_end = rec_idx[j] + 1;
+	t0 = now_ms();
+	for (i = 0; i < NR_PROCS && !ret; i++) {
+		ret = proc_restart(i, &tries);
+		all_tries += tries;
+		if (ret)
+			note("P%u: %s after %u attempts", i, strerror(-ret),
+			     tries);
+	}
+	result(nrec && !ret,
+	       "the %u processes are back with their ids in %llu ms (%u connection attempts); %u entries recorded before the plug was pulled",
+	       NR_PROCS, (unsigned long long)(now_ms() - t0), all_tries,
+	       nrec);
+	if (!nrec || ret)
+		goto out;
+
+	/* Caught up with what the dead ones committed, then append more. */
+	end = now_ms() + WAIT_MS;
+	while (now_ms() < end && max_applied() < rec_end)
+		usleep(10000);
+	start = max_applied();
+	set_target(start + PHASE2);
+	ok = start >= rec_end && wait_committed(PHASE2, WAIT_MS);
+	set_target(0);
+	result(ok, "caught up with %u entries in %llu ms, then %u more committed",
+	       start, (unsigned long long)(now_ms() - t0), nr_committed());
+	log_stats();
+	if (!ok)
+		goto out;
+
+	/* A fresh reader: every entry the dead processes recorded, and ours. */
+	ret = proc_start(NR_PROCS);
+	if (!ret) {
+		end = now_ms() + WAIT_MS;
+		while (now_ms() < end &&
+		       atomic_load(&r->applied) < max_applied())
+			usleep(10000);
+	}
+	proc_stop(r);
+	for (i = 0; i < NR_PROCS; i++)
+		proc_stop(&procs[i]);
+	for (j = 0; j < nrec && !ret; j++) {
+		uint64_t k = rec_idx[j];
+
+		if (k < atomic_load(&r->applied) && !strcmp(r->hist[k], rec[j]))
+			continue;
+		if (bad++ < 10)
+			note("recorded \"%s\" at %llu: read back \"%s\"", rec[j],
+			     (unsigned long long)k,
+			     k < atomic_load(&r->applied) ? r->hist[k] :
+			     "(nothing)");
+	}
+	ok = !ret && !bad && reader_has_all(&checked);
+	result(ok, "a fresh reader reads back the %u entries the dead incarnations recorded and the %u of the new ones, each at its index",
+	       nrec, checked);
+	ok = histories_agree(&n_agree);
+	result(ok && n_agree >= start + PHASE2,
+	       "the %u processes delivered the same %u entries in the same order",
+	       NR_ALL, n_agree);
+out:
+	procs_end();
+	while (nr_test < 7)
+		result(false, "not reached");
+	return nr_failed ? 1 : 0;
+}
+
+int main(void)
+{
+	const char *sc = getenv("SACRED_MULTIVM_SCENARIO");
+	const char *from = getenv("SACRED_MULTIVM_TAP_FROM");
+
+	if (from)
+		nr_test = atoi(from);
+	if (parse_env()) {
+		printf("TAP version 13\n1..1\n");
+		result(false, "SACRED_MULTIVM_MEMS/PORT/SYNC/TIMEOUT_MS unset or bad");
+		return 1;
+	}
+	if (!sc || !strcmp(sc, "memory-dies"))
+		return memory_dies();
+	suite = "multivm-client";
+	if (!strcmp(sc, "client-before"))
+		return client_before();
+	if (!strcmp(sc, "client-after"))
+		return client_after();
+	printf("TAP version 13\n1..1\n");
+	result(false, "SACRED_MULTIVM_SCENARIO \"%s\": not a scenario", sc);
+	return 1;
 }
