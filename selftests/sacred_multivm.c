@@ -36,6 +36,19 @@
  *                  recorded entry - committed by the dead incarnations
  *                  - is at its index.
  *
+ * With leader-a and leader-b (scripts/vm-multi --kill-leader) the
+ * processes live on two VMs and the leader's dies, the others living on:
+ *
+ *   leader-a       P0, the lowest id and so the leader, alone on its VM:
+ *                  commits PHASE1 entries, recording each one as above,
+ *                  then asks the host to pull its VM's plug;
+ *   leader-b       P1 and P2 on another VM follow it; once the host says
+ *                  P0's VM is dead ($SYNC/killed), P1 must suspect P0,
+ *                  take over - fencing P0 at every memory through the
+ *                  permission switch, while the memories still hold P0's
+ *                  dead connections - and commit PHASE2 entries; a fresh
+ *                  reader then finds every entry P0 recorded at its index.
+ *
  * The second run numbers its TAP lines after the first's
  * (SACRED_MULTIVM_TAP_FROM), so that the two outputs make one stream.
  *
@@ -44,7 +57,8 @@
  * SACRED_MULTIVM_SYNC (a directory the host sees too),
  * SACRED_MULTIVM_TIMEOUT_MS (per memory operation, default 1500),
  * SACRED_MULTIVM_SCENARIO (memory-dies, the default; client-before;
- * client-after) and SACRED_MULTIVM_TAP_FROM (the first TAP number - 1).
+ * client-after; leader-a; leader-b) and SACRED_MULTIVM_TAP_FROM (the
+ * first TAP number - 1).
  *
  * Each memory has the regions LOG (1, exclusive-writer, 1 MiB) and HB (2,
  * static, 4 KiB), processes 601..604 read-write members of both. Output:
@@ -600,13 +614,14 @@ out:
 
 /*
  * client-dies, first run: commit and record, then ask for this VM's
- * death and go on appending until it comes.
+ * death and go on appending until it comes. leader-a: the same with P0
+ * alone (@nr processes).
  */
-static int client_before(void)
+static int client_before(unsigned int nr)
 {
 	unsigned int i, n;
 	char path[4096];
-	uint64_t t0;
+	uint64_t t0, end;
 	bool ok;
 	int ret = 0;
 
@@ -619,14 +634,20 @@ static int client_before(void)
 	snprintf(path, sizeof(path), "%s/committed", sync_dir);
 	record = fopen(path, "w");
 	t0 = now_ms();
-	for (i = 0; i < NR_PROCS && !ret && record; i++) {
+	for (i = 0; i < nr && !ret && record; i++) {
 		ret = proc_start(i);
 		if (ret)
 			note("P%u: %s", i, strerror(-ret));
 	}
-	result(record && !ret, "%u log processes connected to the 3 memories, recording what they commit",
-	       NR_PROCS);
-	if (!record || ret)
+	/* P0 leads: the lowest id alive, and the others may be up too. */
+	end = now_ms() + WAIT_MS;
+	while (!ret && record && now_ms() < end &&
+	       sacred_log_leader(procs[0].log) != 0)
+		usleep(10000);
+	ok = record && !ret && sacred_log_leader(procs[0].log) == 0;
+	result(ok, "%u log process%s connected to the 3 memories, P0 leading, recording what they commit",
+	       nr, nr > 1 ? "es" : "");
+	if (!ok)
 		return 1;
 	set_target(CAPACITY - 2 * PHASE2);
 	ok = wait_committed(PHASE1, WAIT_MS);
@@ -767,6 +788,100 @@ out:
 	return nr_failed ? 1 : 0;
 }
 
+/*
+ * leader-dies, the surviving VM: P1 and P2 follow P0 (on another VM),
+ * then take over when the host has pulled P0's plug.
+ */
+static int leader_b(void)
+{
+	static uint64_t rec_idx[CAPACITY];
+	static char rec[CAPACITY][ENTRY_LEN];
+	unsigned int i, j, nrec, bad = 0, checked = 0, n_agree = 0, start;
+	struct proc *r = &procs[NR_PROCS];
+	uint64_t t0, t_killed, t_led, end;
+	int ret = 0, leader = -1;
+	bool ok;
+
+	prefix = 'Q';
+	ok = wait_file("go", WAIT_MS);
+	for (i = 1; i < NR_PROCS && ok && !ret; i++) {
+		ret = proc_start(i);
+		if (ret)
+			note("P%u: %s", i, strerror(-ret));
+	}
+	/* Following P0: its entries arrive. */
+	end = now_ms() + WAIT_MS;
+	while (ok && !ret && now_ms() < end && max_applied() < 5)
+		usleep(10000);
+	ok = ok && !ret && max_applied() >= 5 &&
+	     sacred_log_leader(procs[1].log) == 0;
+	result(ok, "P1 and P2, on another VM, follow P0: %u entries delivered",
+	       max_applied());
+	if (!ok)
+		goto out;
+
+	ok = wait_file("killed", WAIT_MS);
+	t_killed = now_ms();
+	if (!ok) {
+		result(false, "the host did not kill P0's VM");
+		goto out;
+	}
+	end = t_killed + WAIT_MS;
+	while (now_ms() < end && leader < 1) {
+		for (i = 1; i < NR_PROCS; i++)
+			if (sacred_log_is_leader(procs[i].log))
+				leader = i;
+		usleep(10000);
+	}
+	t_led = now_ms();
+	start = max_applied();
+	set_target(start + PHASE2);
+	ok = leader >= 1 && wait_committed(PHASE2, WAIT_MS);
+	set_target(0);
+	result(ok, "P%d took over %llu ms after P0's VM died (suspicion after %d ms), fencing it, and committed %u entries",
+	       leader, (unsigned long long)(t_led - t_killed), 3 * timeout_ms,
+	       nr_committed());
+	log_stats();
+	if (!ok)
+		goto out;
+
+	/* A fresh reader: what P0 recorded, and what P1 and P2 committed. */
+	t0 = now_ms();
+	nrec = read_record(rec_idx, rec);
+	ret = proc_start(NR_PROCS);
+	if (!ret) {
+		end = now_ms() + WAIT_MS;
+		while (now_ms() < end &&
+		       atomic_load(&r->applied) < max_applied())
+			usleep(10000);
+	}
+	for (i = 1; i <= NR_PROCS; i++)
+		proc_stop(&procs[i]);
+	for (j = 0; j < nrec && !ret; j++) {
+		uint64_t k = rec_idx[j];
+
+		if (k < atomic_load(&r->applied) && !strcmp(r->hist[k], rec[j]))
+			continue;
+		if (bad++ < 10)
+			note("recorded \"%s\" at %llu: read back \"%s\"", rec[j],
+			     (unsigned long long)k,
+			     k < atomic_load(&r->applied) ? r->hist[k] :
+			     "(nothing)");
+	}
+	ok = !ret && nrec && !bad && reader_has_all(&checked);
+	result(ok, "a fresh reader reads back, in %llu ms, the %u entries P0 recorded before it died and the %u of the new leader, each at its index",
+	       (unsigned long long)(now_ms() - t0), nrec, checked);
+	ok = histories_agree(&n_agree);
+	result(ok && n_agree >= start + PHASE2,
+	       "P1, P2 and the reader delivered the same %u entries in the same order",
+	       n_agree);
+out:
+	procs_end();
+	while (nr_test < 7)
+		result(false, "not reached");
+	return nr_failed ? 1 : 0;
+}
+
 int main(void)
 {
 	const char *sc = getenv("SACRED_MULTIVM_SCENARIO");
@@ -781,9 +896,13 @@ int main(void)
 	}
 	if (!sc || !strcmp(sc, "memory-dies"))
 		return memory_dies();
-	suite = "multivm-client";
+	suite = strncmp(sc, "leader-", 7) ? "multivm-client" : "multivm-leader";
 	if (!strcmp(sc, "client-before"))
-		return client_before();
+		return client_before(NR_PROCS);
+	if (!strcmp(sc, "leader-a"))
+		return client_before(1);
+	if (!strcmp(sc, "leader-b"))
+		return leader_b();
 	if (!strcmp(sc, "client-after"))
 		return client_after();
 	printf("TAP version 13\n1..1\n");
