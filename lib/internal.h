@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause */
 /*
  * libsacred - helpers the library's files share; not installed, not part
- * of the API (libsacred.map keeps sacred_slots_read_every() local). All
- * serve a writer that opens its cells again.
+ * of the API (libsacred.map keeps sacred_slots_read_every() and
+ * sacred_rmem_revive_lazy() local).
  */
 #ifndef SACRED_LIB_INTERNAL_H
 #define SACRED_LIB_INTERNAL_H
@@ -92,5 +92,8 @@ static inline int sacred_cell_tally_good(const struct sacred_cell_tally *t,
 int sacred_slots_read_every(struct sacred_slots *s, unsigned int slot,
 			    void *data, size_t max,
 			    struct sacred_cell_view *view, bool *every);
+
+/* lib/rmem.c: revive with a back-off for memories that answer nothing. */
+int sacred_rmem_revive_lazy(struct sacred_rmem *rm);
 
 #endif /* SACRED_LIB_INTERNAL_H */

@@ -539,7 +539,7 @@ static int log_takeover(struct sacred_log *l)
 	/* Connections fenced by an earlier leader come back first. */
 	if (sacred_rmem_up(l->a.rm) !=
 	    (1U << sacred_rmem_nr_mems(l->a.rm)) - 1)
-		sacred_rmem_revive(l->a.rm);
+		sacred_rmem_revive_lazy(l->a.rm);
 	if (l->meta_unsure) {
 		ret = log_settle_meta(l);
 		if (ret)
@@ -680,12 +680,14 @@ static void log_heartbeat(struct sacred_log *l, uint64_t now)
 	/*
 	 * A revoke for another process fences this one's connections, and
 	 * a memory that was down comes back: reconnect, at most every
-	 * suspect_ms / 2, so that the heartbeat goes on.
+	 * suspect_ms / 2, so that the heartbeat goes on - and a memory
+	 * whose host is gone, whose every attempt blocks for its timeout,
+	 * only after a back-off (sacred_rmem_revive_lazy()).
 	 */
 	if (sacred_rmem_up(l->a.rm) != (1U << n) - 1 &&
 	    now - l->last_revive >= (uint64_t)l->a.suspect_ms / 2) {
 		l->last_revive = now;
-		sacred_rmem_revive(l->a.rm);
+		sacred_rmem_revive_lazy(l->a.rm);
 	}
 	if (!abstain) {
 		hb = htole64(++l->hb);

@@ -37,6 +37,7 @@
 #include <netinet/in.h>
 
 #include "sacred.h"
+#include "internal.h"
 
 #define RMEM_MAX_IO_DEFAULT	4096
 #define RMEM_TIMEOUT_DEFAULT	2000
@@ -76,7 +77,19 @@ struct sacred_rmem {
 	uint32_t regions[RMEM_REGIONS_MAX];
 	unsigned int nr_regions;
 	uint64_t perm_seq[SACRED_RMEM_MAX];
+	/* sacred_rmem_revive_lazy(): no attempt on memory i before this. */
+	uint64_t revive_at[SACRED_RMEM_MAX];
 };
+
+/*
+ * A failed reconnect to a memory that does not answer blocks its caller
+ * up to the memory's timeout. sacred_rmem_revive_lazy() tries such a
+ * memory again only after REVIVE_BACKOFF times what the failed attempt
+ * took: at most 1 / (REVIVE_BACKOFF + 1) of the caller's time goes to a
+ * dead memory, while one that refuses at once (an instance down, a
+ * fenced connection) is retried as often as the caller asks.
+ */
+#define REVIVE_BACKOFF	15
 
 static uint64_t rmem_now_ms(void)
 {
@@ -252,42 +265,76 @@ uint32_t sacred_rmem_up(const struct sacred_rmem *rm)
  *
  * Return: the number of memories usable afterwards.
  */
-int sacred_rmem_revive(struct sacred_rmem *rm)
+/* One attempt to (re)connect memory @i: 0 or an error. */
+static int rmem_revive_one(struct sacred_rmem *rm, unsigned int i)
 {
 	struct sacred_io_result res[16];
+	unsigned int r;
+
+	if (!rm->conns[i]) {
+		if (sacred_conn_create(&rm->attr[i], &rm->conns[i])) {
+			rm->conns[i] = NULL;
+			return -ENOTCONN;
+		}
+		/* What the others have attached, this one too. */
+		for (r = 0; r < rm->nr_regions; r++)
+			sacred_attach(rm->conns[i], rm->regions[r], NULL);
+		return 0;
+	}
+	/*
+	 * Results of the broken connection are stragglers; the reconnect
+	 * attaches again, with the key the memory gives now, so an
+	 * unanswered changePermission no longer matters.
+	 */
+	while (sacred_io_poll(rm->conns[i], res, 16) > 0)
+		;
+	rm->perm_seq[i] = 0;
+	return sacred_conn_reconnect(rm->conns[i]);
+}
+
+static int rmem_revive(struct sacred_rmem *rm, bool lazy)
+{
 	unsigned int i, up = 0;
+	uint64_t t0, t;
 
 	for (i = 0; i < rm->nr_mems; i++) {
 		if (rmem_usable(rm, i)) {
 			up++;
 			continue;
 		}
-		if (!rm->conns[i]) {
-			unsigned int r;
-
-			if (sacred_conn_create(&rm->attr[i], &rm->conns[i])) {
-				rm->conns[i] = NULL;
-				continue;
-			}
-			/* What the others have attached, this one too. */
-			for (r = 0; r < rm->nr_regions; r++)
-				sacred_attach(rm->conns[i], rm->regions[r],
-					      NULL);
+		t0 = rmem_now_ms();
+		if (lazy && t0 < rm->revive_at[i])
+			continue;
+		if (!rmem_revive_one(rm, i)) {
+			rm->revive_at[i] = 0;
 			up++;
 			continue;
 		}
-		/*
-		 * Results of the broken connection are stragglers; the
-		 * reconnect attaches again, with the key the memory gives
-		 * now, so an unanswered changePermission no longer matters.
-		 */
-		while (sacred_io_poll(rm->conns[i], res, 16) > 0)
-			;
-		rm->perm_seq[i] = 0;
-		if (!sacred_conn_reconnect(rm->conns[i]))
-			up++;
+		t = rmem_now_ms();
+		rm->revive_at[i] = t + REVIVE_BACKOFF * (t - t0);
 	}
 	return up;
+}
+
+int sacred_rmem_revive(struct sacred_rmem *rm)
+{
+	return rmem_revive(rm, false);
+}
+
+/**
+ * sacred_rmem_revive_lazy() - sacred_rmem_revive() with a back-off
+ * @rm: the handle
+ *
+ * A memory whose last attempt failed is tried again only REVIVE_BACKOFF
+ * times as long as that attempt took after it. For callers that revive on a timer (lib/log.c's poll): a dead memory
+ * host makes each attempt wait for its timeout, and the caller's other
+ * work - a leader's appends, its heartbeat - with it.
+ *
+ * Return: the number of memories usable afterwards.
+ */
+int sacred_rmem_revive_lazy(struct sacred_rmem *rm)
+{
+	return rmem_revive(rm, true);
 }
 
 /*
