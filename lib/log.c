@@ -705,7 +705,15 @@ static void log_heartbeat(struct sacred_log *l, uint64_t now)
 				if (res.ok & (1U << k) &&
 				    le64toh(words[k][p]) > best)
 					best = le64toh(words[k][p]);
-			if (best == l->hb_seen[p])
+			/*
+			 * Only a counter above the highest seen is a sign of
+			 * life: a dead process's last write may sit on some
+			 * memories only, and reads over different quorums
+			 * then see its counter go back and forth for ever.
+			 * Counters only grow (a new incarnation starts above
+			 * the old one's: log_hb_floor()).
+			 */
+			if (best <= l->hb_seen[p])
 				continue;
 			/* suspected wrongly: be slower to suspect it */
 			if (now - l->hb_change[p] >= l->susp[p] &&
