@@ -719,6 +719,27 @@ static unsigned int read_record(uint64_t *idx, char (*ent)[ENTRY_LEN])
 }
 
 /*
+ * Recorded entries (@idx/@ent, @n of them) that the reader does not hold
+ * at their index; the first few are named.
+ */
+static unsigned int record_missing(const uint64_t *idx,
+				   char (*ent)[ENTRY_LEN], unsigned int n)
+{
+	struct proc *r = &procs[NR_PROCS];
+	unsigned int j, bad = 0, have = atomic_load(&r->applied);
+
+	for (j = 0; j < n; j++) {
+		if (idx[j] < have && !strcmp(r->hist[idx[j]], ent[j]))
+			continue;
+		if (bad++ < 10)
+			note("recorded \"%s\" at %llu: read back \"%s\"",
+			     ent[j], (unsigned long long)idx[j],
+			     idx[j] < have ? r->hist[idx[j]] : "(nothing)");
+	}
+	return bad;
+}
+
+/*
  * Start process @i again with the id of its dead incarnation: refused as
  * a duplicate until each memory's probe finds the old connection dead.
  * Returns 0 or the last error; *@tries gets the attempts made.
@@ -797,17 +818,8 @@ static int client_after(void)
 	proc_stop(r);
 	for (i = 0; i < NR_PROCS; i++)
 		proc_stop(&procs[i]);
-	for (j = 0; j < nrec && !ret; j++) {
-		uint64_t k = rec_idx[j];
-
-		if (k < atomic_load(&r->applied) && !strcmp(r->hist[k], rec[j]))
-			continue;
-		if (bad++ < 10)
-			note("recorded \"%s\" at %llu: read back \"%s\"", rec[j],
-			     (unsigned long long)k,
-			     k < atomic_load(&r->applied) ? r->hist[k] :
-			     "(nothing)");
-	}
+	if (!ret)
+		bad = record_missing(rec_idx, rec, nrec);
 	ok = !ret && !bad && reader_has_all(&checked);
 	result(ok, "a fresh reader reads back the %u entries the dead incarnations recorded and the %u of the new ones, each at its index",
 	       nrec, checked);
@@ -830,7 +842,7 @@ static int leader_b(void)
 {
 	static uint64_t rec_idx[CAPACITY];
 	static char rec[CAPACITY][ENTRY_LEN];
-	unsigned int i, j, nrec, bad = 0, checked = 0, n_agree = 0, start;
+	unsigned int i, nrec, bad = 0, checked = 0, n_agree = 0, start;
 	struct proc *r = &procs[NR_PROCS];
 	uint64_t t0, t_killed, t_led, end;
 	int ret = 0, leader = -1;
@@ -891,17 +903,8 @@ static int leader_b(void)
 	}
 	for (i = 1; i <= NR_PROCS; i++)
 		proc_stop(&procs[i]);
-	for (j = 0; j < nrec && !ret; j++) {
-		uint64_t k = rec_idx[j];
-
-		if (k < atomic_load(&r->applied) && !strcmp(r->hist[k], rec[j]))
-			continue;
-		if (bad++ < 10)
-			note("recorded \"%s\" at %llu: read back \"%s\"", rec[j],
-			     (unsigned long long)k,
-			     k < atomic_load(&r->applied) ? r->hist[k] :
-			     "(nothing)");
-	}
+	if (!ret)
+		bad = record_missing(rec_idx, rec, nrec);
 	ok = !ret && nrec && !bad && reader_has_all(&checked);
 	result(ok, "a fresh reader reads back, in %llu ms, the %u entries P0 recorded before it died and the %u of the new leader, each at its index",
 	       (unsigned long long)(now_ms() - t0), nrec, checked);
