@@ -459,6 +459,29 @@ static bool reader_has_all(unsigned int *checked)
 	return !bad;
 }
 
+/*
+ * A fresh reader (process NR_PROCS, its own connections) joins the log
+ * and catches up with the most any appender delivered; then every
+ * process stops, the reader first. 0, or why the reader did not start.
+ */
+static int reader_catch_up(void)
+{
+	unsigned int i;
+	uint64_t end;
+	int ret = proc_start(NR_PROCS);
+
+	if (!ret) {
+		end = now_ms() + WAIT_MS;
+		while (now_ms() < end &&
+		       atomic_load(&procs[NR_PROCS].applied) < max_applied())
+			usleep(10000);
+	}
+	proc_stop(&procs[NR_PROCS]);
+	for (i = 0; i < NR_PROCS; i++)
+		proc_stop(&procs[i]);
+	return ret;
+}
+
 /* Stop and free every process. */
 static void procs_end(void)
 {
@@ -583,17 +606,7 @@ static int memory_dies(void)
 	 * follower), appending nothing more.
 	 */
 	t0 = now_ms();
-	ret = proc_start(NR_PROCS);
-	if (!ret) {
-		uint64_t end = now_ms() + WAIT_MS;
-
-		while (now_ms() < end &&
-		       atomic_load(&procs[NR_PROCS].applied) < max_applied())
-			usleep(10000);
-	}
-	proc_stop(&procs[NR_PROCS]);
-	for (i = 0; i < NR_PROCS; i++)
-		proc_stop(&procs[i]);
+	ret = reader_catch_up();
 	/* It read from the two memories left, and from those only. */
 	want = ((1U << NR_MEMS) - 1) & ~(1U << killed);
 	if (!ret)
@@ -768,7 +781,6 @@ static int client_after(void)
 	static char rec[CAPACITY][ENTRY_LEN];
 	unsigned int i, j, nrec, tries, all_tries = 0, rec_end = 0;
 	unsigned int bad = 0, checked = 0, n_agree = 0, start;
-	struct proc *r = &procs[NR_PROCS];
 	uint64_t t0, end;
 	bool ok;
 	int ret = 0;
@@ -808,16 +820,7 @@ static int client_after(void)
 		goto out;
 
 	/* A fresh reader: every entry the dead processes recorded, and ours. */
-	ret = proc_start(NR_PROCS);
-	if (!ret) {
-		end = now_ms() + WAIT_MS;
-		while (now_ms() < end &&
-		       atomic_load(&r->applied) < max_applied())
-			usleep(10000);
-	}
-	proc_stop(r);
-	for (i = 0; i < NR_PROCS; i++)
-		proc_stop(&procs[i]);
+	ret = reader_catch_up();
 	if (!ret)
 		bad = record_missing(rec_idx, rec, nrec);
 	ok = !ret && !bad && reader_has_all(&checked);
@@ -843,7 +846,6 @@ static int leader_b(void)
 	static uint64_t rec_idx[CAPACITY];
 	static char rec[CAPACITY][ENTRY_LEN];
 	unsigned int i, nrec, bad = 0, checked = 0, n_agree = 0, start;
-	struct proc *r = &procs[NR_PROCS];
 	uint64_t t0, t_killed, t_led, end;
 	int ret = 0, leader = -1;
 	bool ok;
@@ -894,15 +896,7 @@ static int leader_b(void)
 	/* A fresh reader: what P0 recorded, and what P1 and P2 committed. */
 	t0 = now_ms();
 	nrec = read_record(rec_idx, rec);
-	ret = proc_start(NR_PROCS);
-	if (!ret) {
-		end = now_ms() + WAIT_MS;
-		while (now_ms() < end &&
-		       atomic_load(&r->applied) < max_applied())
-			usleep(10000);
-	}
-	for (i = 1; i <= NR_PROCS; i++)
-		proc_stop(&procs[i]);
+	ret = reader_catch_up();
 	if (!ret)
 		bad = record_missing(rec_idx, rec, nrec);
 	ok = !ret && nrec && !bad && reader_has_all(&checked);
