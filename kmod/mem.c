@@ -164,6 +164,7 @@ int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
 	mem->port = port;
 	mem->state = SACRED_MEM_UP;
 	mem->mem_cap = mem_cap;
+	sacred_mem_charge(mem, sizeof(*mem));
 	mutex_init(&mem->lock);
 	/* Before the listener exists: no process ever gets in unproven. */
 	if (key) {
@@ -283,6 +284,11 @@ void sacred_mem_destroy(struct sacred_mem *mem)
 	sacred_region_destroy_all(mem);
 	xa_destroy(&mem->regions);
 	sacred_mem_peers_free(mem);
+	/* Every object gave back what it was charged: the count is right. */
+	WARN_ON_ONCE(atomic64_read(&mem->meta) !=
+		     kmalloc_size_roundup(sizeof(*mem)) ||
+		     atomic_read(&mem->nr_conns) || atomic_read(&mem->nr_mrs) ||
+		     atomic64_read(&mem->mr_pages));
 	memzero_explicit(mem->key, sizeof(mem->key));
 	xa_erase(&sacred_mems, mem->id);
 	sacred_mem_gen++;

@@ -270,7 +270,17 @@ static int sacred_nl_mem_fill(struct sk_buff *skb, struct sacred_mem *mem,
 	    nla_put_u64_64bit(skb, SACRED_ATTR_MEM_MEM_USED, mem->mem_used,
 			      SACRED_ATTR_PAD) ||
 	    nla_put_u32(skb, SACRED_ATTR_MEM_NR_REGIONS, mem->nr_regions) ||
-	    nla_put_u8(skb, SACRED_ATTR_MEM_KEYED, !!mem->key_len)) {
+	    nla_put_u8(skb, SACRED_ATTR_MEM_KEYED, !!mem->key_len) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_MEM_META_BYTES,
+			      atomic64_read(&mem->meta), SACRED_ATTR_PAD) ||
+	    nla_put_u32(skb, SACRED_ATTR_MEM_NR_PEERS,
+			READ_ONCE(mem->nr_peers)) ||
+	    nla_put_u32(skb, SACRED_ATTR_MEM_NR_CONNS,
+			atomic_read(&mem->nr_conns)) ||
+	    nla_put_u32(skb, SACRED_ATTR_MEM_NR_MRS,
+			atomic_read(&mem->nr_mrs)) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_MEM_MR_PAGES,
+			      atomic64_read(&mem->mr_pages), SACRED_ATTR_PAD)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}

@@ -676,11 +676,15 @@ void sacred_conn_fence(struct sacred_conn *conn)
 static void sacred_conn_free(struct sacred_conn *conn)
 {
 	struct ib_device *ibdev = sacred_conn_ibdev(conn);
+	struct sacred_mem *mem = conn->peer->mem;
 
 	ib_dma_unmap_single(ibdev, conn->dma, SACRED_BUF_LEN,
 			    DMA_BIDIRECTIONAL);
 	kfree(conn->buf);
 	kfree(conn);
+	sacred_mem_uncharge(mem, sizeof(*conn));
+	sacred_mem_uncharge(mem, SACRED_BUF_LEN);
+	atomic_dec(&mem->nr_conns);
 	atomic_dec(&sacred_live.conns);
 }
 
@@ -846,6 +850,9 @@ static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
 	}
 
 	cm_id->context = conn;
+	sacred_mem_charge(peer->mem, sizeof(*conn));
+	sacred_mem_charge(peer->mem, SACRED_BUF_LEN);
+	atomic_inc(&peer->mem->nr_conns);
 	atomic_inc(&sacred_live.conns);
 	return conn;
 
@@ -899,7 +906,8 @@ struct sacred_peer *sacred_peer_get(struct sacred_mem *mem, u32 process_id,
 	ret = xa_insert(&mem->peers, process_id, peer, GFP_KERNEL);
 	if (ret)
 		goto err_pd;
-	mem->nr_peers++;
+	WRITE_ONCE(mem->nr_peers, mem->nr_peers + 1);
+	sacred_mem_charge(mem, sizeof(*peer));
 	atomic_inc(&sacred_live.peers);
 	return peer;
 
@@ -1081,7 +1089,8 @@ void sacred_mem_peers_free(struct sacred_mem *mem)
 		xa_destroy(&peer->grants);
 		ib_dealloc_pd(peer->pd);
 		kfree(peer);
-		mem->nr_peers--;
+		WRITE_ONCE(mem->nr_peers, mem->nr_peers - 1);
+		sacred_mem_uncharge(mem, sizeof(*peer));
 		atomic_dec(&sacred_live.peers);
 	}
 	xa_destroy(&mem->peers);

@@ -155,6 +155,8 @@ static int sacred_grant_alloc_mr(struct sacred_grant *grant)
 	grant->regs = 0;
 	grant->access = 0;
 	grant->peer->nr_mrs++;
+	atomic_inc(&grant->peer->mem->nr_mrs);
+	atomic64_add(grant->region->mr_pages, &grant->peer->mem->mr_pages);
 	atomic_inc(&sacred_live.mrs);
 	return 0;
 }
@@ -167,6 +169,8 @@ static void sacred_grant_put_mr(struct sacred_grant *grant)
 	grant->mr = NULL;
 	grant->access = 0;
 	grant->peer->nr_mrs--;
+	atomic_dec(&grant->peer->mem->nr_mrs);
+	atomic64_sub(grant->region->mr_pages, &grant->peer->mem->mr_pages);
 	atomic_dec(&sacred_live.mrs);
 }
 
@@ -307,6 +311,7 @@ static struct sacred_grant *sacred_grant_get(struct sacred_peer *peer,
 	ret = xa_insert(&peer->grants, region->id, grant, GFP_KERNEL);
 	if (ret)
 		goto err_mr;
+	sacred_mem_charge(peer->mem, sizeof(*grant));
 	return grant;
 
 err_mr:
@@ -331,6 +336,7 @@ void sacred_grant_free(struct sacred_grant *grant)
 		sacred_conn_fence(conn);
 	sacred_grant_put_mr(grant);
 	xa_erase(&grant->peer->grants, grant->region->id);
+	sacred_mem_uncharge(grant->peer->mem, sizeof(*grant));
 	kfree(grant);
 }
 
@@ -626,6 +632,7 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 		if (xa_load(acl, pid))
 			continue;
 		xa_erase(&region->acl, pid);
+		sacred_mem_uncharge(region->mem, sizeof(*old));
 		kfree(old);
 	}
 	WRITE_ONCE(region->nr_acl, 0);
@@ -634,8 +641,11 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 		WRITE_ONCE(region->nr_acl, region->nr_acl + 1);
 		/* The slot exists (reserved or in use): this cannot fail. */
 		old = xa_store(&region->acl, pid, e, GFP_KERNEL);
-		if (!xa_is_err(old))
+		if (!xa_is_err(old) && old) {
+			sacred_mem_uncharge(region->mem, sizeof(*old));
 			kfree(old);
+		}
+		sacred_mem_charge(region->mem, sizeof(*e));
 	}
 	region->epoch++;
 	return 0;
@@ -664,6 +674,7 @@ void sacred_perm_region_revoke_all(struct sacred_region *region)
 	}
 	xa_for_each(&region->acl, pid, e) {
 		xa_erase(&region->acl, pid);
+		sacred_mem_uncharge(region->mem, sizeof(*e));
 		kfree(e);
 	}
 }

@@ -107,6 +107,29 @@ out:
 }
 
 /*
+ * What sg_alloc_table() took for @nents entries: chained pages of
+ * SG_MAX_SINGLE_ALLOC entries (the last of each links to the next), then
+ * one kmalloc() for the rest (lib/scatterlist.c).
+ */
+static size_t sacred_region_sgt_bytes(unsigned int nents)
+{
+	size_t bytes = 0;
+
+	while (nents > SG_MAX_SINGLE_ALLOC) {
+		bytes += PAGE_SIZE;
+		nents -= SG_MAX_SINGLE_ALLOC - 1;
+	}
+	return bytes + kmalloc_size_roundup(nents * sizeof(struct scatterlist));
+}
+
+/* Descriptor and scatterlist: what a region is charged besides its memory. */
+static size_t sacred_region_meta(struct sacred_region *region)
+{
+	return kmalloc_size_roundup(sizeof(*region)) +
+	       sacred_region_sgt_bytes(region->nr_chunks);
+}
+
+/*
  * The page size MRs map the region with: the largest power of two (up to
  * the biggest chunk) that every chunk is a multiple of. Chunks come from
  * the page allocator, so a chunk of order o is aligned to PAGE_SIZE << o.
@@ -203,6 +226,7 @@ int sacred_region_create(struct sacred_mem *mem, u32 id, u64 size, u8 policy,
 		goto err_unmap;
 
 	mem->mem_used += size;
+	atomic64_add(sacred_region_meta(region), &mem->meta);
 	mem->nr_regions++;
 	sacred_region_gen++;
 	atomic_inc(&sacred_live.regions);
@@ -243,6 +267,7 @@ void sacred_region_destroy(struct sacred_region *region)
 					   DMA_BIDIRECTIONAL, 0);
 	sacred_region_free_chunks(region);
 	mem->mem_used -= region->size;
+	atomic64_sub(sacred_region_meta(region), &mem->meta);
 	mem->nr_regions--;
 	sacred_region_gen++;
 	kfree(region);

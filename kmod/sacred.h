@@ -34,6 +34,7 @@
 #include <linux/socket.h>
 #include <linux/atomic.h>
 #include <linux/scatterlist.h>
+#include <linux/slab.h>
 #include <linux/xarray.h>
 #include <net/genetlink.h>
 #include <rdma/ib_verbs.h>
@@ -89,6 +90,15 @@ struct sacred_dev {
  * @nr_peers: entries in @peers (under @lock; at most SACRED_MAX_PEERS)
  * @fenced: fenced connections whose release is deferred (peer.c; under
  *	@lock)
+ * @meta: bytes of kernel memory the module holds for the instance besides
+ *	region memory: the instance itself, its regions' descriptors,
+ *	scatterlists and ACL entries, its peers, their connections
+ *	(descriptor and message buffer) and their grants, each counted as
+ *	the slab allocator sizes it (sacred_mem_charge())
+ * @nr_conns: connections with a QP and CQ on the device
+ * @nr_mrs: fast-registration MRs of the instance's peers
+ * @mr_pages: page-list entries those MRs were allocated for (what the
+ *	device sizes an MR's translation table by)
  */
 struct sacred_mem {
 	u32 id;
@@ -107,7 +117,28 @@ struct sacred_mem {
 	struct xarray peers;
 	u32 nr_peers;
 	struct list_head fenced;
+	atomic64_t meta;
+	atomic_t nr_conns;
+	atomic_t nr_mrs;
+	atomic64_t mr_pages;
 };
+
+/*
+ * Memory accounting: what a kmalloc() of @size really takes from the slab,
+ * added to or taken from @mem's total. kmalloc_size_roundup() and not
+ * ksize(): the latter unpoisons the whole object under KASAN. Index nodes
+ * of the xarrays are not counted (one 576-byte node per 64 neighbouring
+ * ids, shared by all of them).
+ */
+static inline void sacred_mem_charge(struct sacred_mem *mem, size_t size)
+{
+	atomic64_add(kmalloc_size_roundup(size), &mem->meta);
+}
+
+static inline void sacred_mem_uncharge(struct sacred_mem *mem, size_t size)
+{
+	atomic64_sub(kmalloc_size_roundup(size), &mem->meta);
+}
 
 /**
  * struct sacred_acl_entry - a process's place in a region's ACL

@@ -176,6 +176,11 @@ static const struct nla_policy sacred_policy[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_MEM_KEYED] = { .type = NLA_U8 },
 	[SACRED_ATTR_REGION_RACED] = { .type = NLA_U64 },
 	[SACRED_ATTR_PEER_RACED] = { .type = NLA_U64 },
+	[SACRED_ATTR_MEM_META_BYTES] = { .type = NLA_U64 },
+	[SACRED_ATTR_MEM_NR_PEERS] = { .type = NLA_U32 },
+	[SACRED_ATTR_MEM_NR_CONNS] = { .type = NLA_U32 },
+	[SACRED_ATTR_MEM_NR_MRS] = { .type = NLA_U32 },
+	[SACRED_ATTR_MEM_MR_PAGES] = { .type = NLA_U64 },
 };
 
 static const char *const sacred_attr_names[SACRED_ATTR_MAX + 1] = {
@@ -222,6 +227,11 @@ static const char *const sacred_attr_names[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_MEM_KEYED] = "MEM_KEYED",
 	[SACRED_ATTR_REGION_RACED] = "REGION_RACED",
 	[SACRED_ATTR_PEER_RACED] = "PEER_RACED",
+	[SACRED_ATTR_MEM_META_BYTES] = "MEM_META_BYTES",
+	[SACRED_ATTR_MEM_NR_PEERS] = "MEM_NR_PEERS",
+	[SACRED_ATTR_MEM_NR_CONNS] = "MEM_NR_CONNS",
+	[SACRED_ATTR_MEM_NR_MRS] = "MEM_NR_MRS",
+	[SACRED_ATTR_MEM_MR_PAGES] = "MEM_MR_PAGES",
 };
 
 static const struct nla_policy extack_policy[EXTACK_MAX + 1] = {
@@ -1008,6 +1018,16 @@ static int parse_mem(struct nlmsghdr *nlh, void *obj)
 		info->nr_regions = nla_get_u32(tb[SACRED_ATTR_MEM_NR_REGIONS]);
 	if (tb[SACRED_ATTR_MEM_KEYED])
 		info->keyed = nla_get_u8(tb[SACRED_ATTR_MEM_KEYED]);
+	if (tb[SACRED_ATTR_MEM_META_BYTES])
+		info->meta_bytes = nla_get_u64(tb[SACRED_ATTR_MEM_META_BYTES]);
+	if (tb[SACRED_ATTR_MEM_NR_PEERS])
+		info->nr_peers = nla_get_u32(tb[SACRED_ATTR_MEM_NR_PEERS]);
+	if (tb[SACRED_ATTR_MEM_NR_CONNS])
+		info->nr_conns = nla_get_u32(tb[SACRED_ATTR_MEM_NR_CONNS]);
+	if (tb[SACRED_ATTR_MEM_NR_MRS])
+		info->nr_mrs = nla_get_u32(tb[SACRED_ATTR_MEM_NR_MRS]);
+	if (tb[SACRED_ATTR_MEM_MR_PAGES])
+		info->mr_pages = nla_get_u64(tb[SACRED_ATTR_MEM_MR_PAGES]);
 
 	addr = tb[SACRED_ATTR_MEM_ADDR];
 	if (!addr) {

@@ -109,6 +109,16 @@ int sacred_dev_list(struct sacred_ctrl *ctrl,
  * @mem_cap: bytes of region memory the instance may allocate
  * @mem_used: bytes of region memory allocated
  * @nr_regions: number of regions
+ * @keyed: 1: only processes proving a key connect
+ * @meta_bytes: kernel memory sacred.ko holds for the instance besides
+ *	region memory (its descriptors, scatterlists, ACL entries, processes,
+ *	connections and grants), as the slab allocator sized each
+ * @nr_peers: processes known to the instance (a protection domain each)
+ * @nr_conns: their connections (an RC QP and a CQ each)
+ * @nr_mrs: fast-registration MRs of the instance (one per grant)
+ * @mr_pages: page-list entries of those MRs
+ *
+ * The last five are 0 from a kernel module that does not report them.
  */
 struct sacred_mem_info {
 	uint32_t id;
@@ -120,7 +130,12 @@ struct sacred_mem_info {
 	uint64_t mem_cap;
 	uint64_t mem_used;
 	uint32_t nr_regions;
-	uint8_t keyed;		/* 1: only processes proving a key connect */
+	uint8_t keyed;
+	uint64_t meta_bytes;
+	uint32_t nr_peers;
+	uint32_t nr_conns;
+	uint32_t nr_mrs;
+	uint64_t mr_pages;
 };
 
 /**

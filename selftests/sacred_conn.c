@@ -444,4 +444,102 @@ TEST_F(conn, exclusive_writer_demotes_the_other_writer)
 	EXPECT_EQ(SACRED_ACCESS_READ, a.access);
 }
 
+/* The instance as MEM_GET reports it, once its connections number @conns. */
+static int mem_when_conns(struct sacred_ctrl *ctrl, uint32_t id,
+			  uint32_t conns, struct sacred_mem_info *m)
+{
+	double end = now_s() + 5;
+	int ret;
+
+	do {
+		ret = sacred_mem_get(ctrl, id, m);
+		if (ret || m->nr_conns == conns)
+			return ret;
+		usleep(10000);
+	} while (now_s() < end);
+	return -ETIMEDOUT;
+}
+
+/*
+ * MEM_GET's object counts and its byte count of the module's own memory
+ * follow every object an instance gains and loses, back to the same byte.
+ */
+TEST_F(conn, kernel_memory_is_counted_per_object)
+{
+	struct sacred_mem_info m0, m1, m2, m3, m4, m5, m6, empty;
+	struct sacred_mem_params p = {
+		.id = SACRED_MEM_ID_ANY,
+		.dev_name = self->dev,
+		.cm_port = TEST_CM_PORT + 1,
+	};
+	struct sacred_region_info other;
+
+	/* An instance without regions or processes: the instance alone. */
+	ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &empty));
+	ASSERT_EQ(0, sacred_mem_del(self->ctrl, empty.id));
+	EXPECT_LT(0, empty.meta_bytes);
+
+	ASSERT_EQ(0, sacred_mem_get(self->ctrl, self->mem.id, &m0));
+	/* Its region and the region's two ACL entries on top. */
+	EXPECT_LT(empty.meta_bytes, m0.meta_bytes);
+	EXPECT_EQ(0, m0.nr_peers);
+	EXPECT_EQ(0, m0.nr_conns);
+	EXPECT_EQ(0, m0.nr_mrs);
+	EXPECT_EQ(0, m0.mr_pages);
+
+	/* A process: its peer, its connection and message buffer. */
+	ASSERT_EQ(0, connect_as(&self->mem, WRITER, 0, &self->c[0]));
+	ASSERT_EQ(0, mem_when_conns(self->ctrl, self->mem.id, 1, &m1));
+	EXPECT_EQ(1, m1.nr_peers);
+	EXPECT_EQ(0, m1.nr_mrs);
+	EXPECT_LT(m0.meta_bytes + 256, m1.meta_bytes);
+
+	/* Its grant: one MR over the region's pages, 4 KiB to 64 KiB each. */
+	ASSERT_EQ(0, sacred_attach(self->c[0], self->region.id, NULL));
+	ASSERT_EQ(0, sacred_mem_get(self->ctrl, self->mem.id, &m2));
+	EXPECT_EQ(1, m2.nr_mrs);
+	EXPECT_LE(1, m2.mr_pages);
+	EXPECT_GE(REGION_SIZE / 4096, m2.mr_pages);
+	EXPECT_LT(m1.meta_bytes, m2.meta_bytes);
+	TH_LOG("instance + region: %llu B; + process: %llu B; + grant: %llu B",
+	       (unsigned long long)m0.meta_bytes,
+	       (unsigned long long)(m1.meta_bytes - m0.meta_bytes),
+	       (unsigned long long)(m2.meta_bytes - m1.meta_bytes));
+
+	/* Gone: the connection; the peer and its grant stay. */
+	sacred_conn_destroy(self->c[0]);
+	self->c[0] = NULL;
+	ASSERT_EQ(0, mem_when_conns(self->ctrl, self->mem.id, 0, &m3));
+	EXPECT_EQ(1, m3.nr_peers);
+	EXPECT_EQ(1, m3.nr_mrs);
+	EXPECT_GT(m2.meta_bytes, m3.meta_bytes);
+	EXPECT_LT(m0.meta_bytes, m3.meta_bytes);
+
+	/* Back with the same objects: to the byte. */
+	ASSERT_EQ(0, connect_as(&self->mem, WRITER, 0, &self->c[0]));
+	ASSERT_EQ(0, sacred_attach(self->c[0], self->region.id, NULL));
+	ASSERT_EQ(0, mem_when_conns(self->ctrl, self->mem.id, 1, &m4));
+	EXPECT_EQ(m2.meta_bytes, m4.meta_bytes);
+	EXPECT_EQ(m2.mr_pages, m4.mr_pages);
+
+	/* A region made and deleted leaves no trace. */
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
+				       SACRED_REGION_ID_ANY, 16 << 20,
+				       SACRED_POLICY_STATIC, &other));
+	ASSERT_EQ(0, sacred_mem_get(self->ctrl, self->mem.id, &m5));
+	EXPECT_LT(m4.meta_bytes, m5.meta_bytes);
+	ASSERT_EQ(0, sacred_region_del(self->ctrl, self->mem.id, other.id));
+
+	/* The region with the grant: its MR and the grant go with it. */
+	ASSERT_EQ(0, sacred_region_del(self->ctrl, self->mem.id,
+				       self->region.id));
+	ASSERT_EQ(0, sacred_mem_get(self->ctrl, self->mem.id, &m6));
+	EXPECT_EQ(0, m6.nr_mrs);
+	EXPECT_EQ(0, m6.mr_pages);
+	EXPECT_EQ(1, m6.nr_peers);
+	/* What is left: an empty instance's bytes and the process's. */
+	EXPECT_EQ(empty.meta_bytes + (m1.meta_bytes - m0.meta_bytes),
+		  m6.meta_bytes);
+}
+
 TEST_HARNESS_MAIN

@@ -128,6 +128,13 @@ void mem_print_body(struct cli *cli, const struct sacred_mem_info *info)
 		json_uint_field(jw, "used", info->mem_used);
 		json_uint_field(jw, "regions", info->nr_regions);
 		json_bool_field(jw, "keyed", info->keyed);
+		if (cli->details) {
+			json_uint_field(jw, "peers", info->nr_peers);
+			json_uint_field(jw, "conns", info->nr_conns);
+			json_uint_field(jw, "mrs", info->nr_mrs);
+			json_uint_field(jw, "mr_pages", info->mr_pages);
+			json_uint_field(jw, "meta", info->meta_bytes);
+		}
 		return;
 	}
 
@@ -144,6 +151,11 @@ void mem_print_body(struct cli *cli, const struct sacred_mem_info *info)
 	       info->nr_regions);
 	if (info->keyed)
 		printf(" keyed");
+	if (cli->details)
+		printf(" peers %u conns %u mrs %u mr-pages %llu meta %s",
+		       info->nr_peers, info->nr_conns, info->nr_mrs,
+		       (unsigned long long)info->mr_pages,
+		       format_size(info->meta_bytes, used, sizeof(used)));
 }
 
 static void mem_print(struct cli *cli, const struct sacred_mem_info *info)

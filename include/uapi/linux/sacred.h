@@ -157,6 +157,19 @@ enum sacred_cmd {
  *	among them may have been placed in part (torn). The module cannot see
  *	the bytes; it counts the races.
  * @SACRED_ATTR_PEER_RACED: u64, the same, per process
+ * @SACRED_ATTR_MEM_META_BYTES: u64, bytes of kernel memory sacred.ko
+ *	holds for the instance besides its regions' memory: the instance,
+ *	its regions' descriptors, scatterlists and ACL entries, its
+ *	processes, their connections (descriptor and message buffers) and
+ *	grants, as the slab allocator sized each. Not included: what the
+ *	RDMA driver allocates for the objects below, and xarray index nodes.
+ * @SACRED_ATTR_MEM_NR_PEERS: u32, processes known to the instance (one
+ *	protection domain each)
+ * @SACRED_ATTR_MEM_NR_CONNS: u32, their connections (one RC QP and one CQ
+ *	each), counting those being torn down
+ * @SACRED_ATTR_MEM_NR_MRS: u32, fast-registration MRs (one per grant)
+ * @SACRED_ATTR_MEM_MR_PAGES: u64, page-list entries of those MRs, what the
+ *	driver sizes their translation tables by
  * @__SACRED_ATTR_MAX: internal
  * @SACRED_ATTR_MAX: highest attribute number
  */
@@ -211,6 +224,12 @@ enum sacred_attr {
 	SACRED_ATTR_MEM_KEYED,
 	SACRED_ATTR_REGION_RACED,
 	SACRED_ATTR_PEER_RACED,
+
+	SACRED_ATTR_MEM_META_BYTES,
+	SACRED_ATTR_MEM_NR_PEERS,
+	SACRED_ATTR_MEM_NR_CONNS,
+	SACRED_ATTR_MEM_NR_MRS,
+	SACRED_ATTR_MEM_MR_PAGES,
 
 	__SACRED_ATTR_MAX,
 	SACRED_ATTR_MAX = __SACRED_ATTR_MAX - 1
