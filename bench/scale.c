@@ -12,13 +12,15 @@
  *               regions (4 KiB each) and both processes are attached to
  *               every one of them: 2 R grants; R = 1, 4, 16, 64, 256
  *   memory      kernel memory per peer (a connected process) and per
- *               (peer, region) grant: the guest's own accounting, read
- *               around creating 64 peers and then 64 x 256 grants
- *               (/proc/meminfo Slab, SUnreclaim, VmallocUsed, MemFree and
- *               the /proc/slabinfo caches that grew), divided by the
- *               count. sacred.ko reports object counts (connected peers,
- *               MRs per peer) but no byte figure; the counts are read
- *               back to check that the objects exist.
+ *               (peer, region) grant, around creating 64 peers and then
+ *               64 x 256 grants, divided by the count: first from the
+ *               module's own counters (MEM_GET: the bytes sacred.ko holds
+ *               for the instance, and the driver objects it has: QPs and
+ *               CQs, MRs and their page-list entries), then from the
+ *               guest's accounting, which also sees what the RDMA driver
+ *               and the client side allocate (/proc/meminfo Slab,
+ *               SUnreclaim, VmallocUsed, MemFree and the /proc/slabinfo
+ *               caches that grew)
  *
  * Prints a Markdown report: min, median, p99 and count in microseconds
  * per point, the ratios against the smallest point, and the memory
@@ -388,10 +390,30 @@ static void mem_row(const char *what, const struct snap *a,
 	       (a->memfree - b->memfree) * 1024.0 / count);
 }
 
+/* The instance's counters, as a snapshot is taken. */
+static void mem_counters(struct sacred_ctrl *ctrl, uint32_t id,
+			 struct sacred_mem_info *m)
+{
+	int ret = sacred_mem_get(ctrl, id, m);
+
+	if (ret)
+		die("memory show", ret);
+}
+
+static void counter_row(const char *what, int count,
+			const struct sacred_mem_info *a,
+			const struct sacred_mem_info *b, const char *driver)
+{
+	printf("| %s | %d | %.1f | %s |\n", what, count,
+	       (double)(b->meta_bytes - a->meta_bytes) / count, driver);
+}
+
 static void bench_memory(struct sacred_ctrl *ctrl, int peers, int regions)
 {
 	static struct sacred_conn *c[MAX_PEERS];
 	static struct snap s0, s1, s2, s3;
+	struct sacred_mem_info k0, k1, k2, k3;
+	char per_peer[128], per_grant[128];
 	struct sacred_mem_params mp = { .id = SACRED_MEM_ID_ANY,
 					.cm_port = MEM_PORT,
 					.mem_cap = 1ULL << 30 };
@@ -410,20 +432,45 @@ static void bench_memory(struct sacred_ctrl *ctrl, int peers, int regions)
 	sacred_conn_destroy(c[0]);
 
 	snapshot(&s0);
+	mem_counters(ctrl, m.id, &k0);
 	for (i = 0; i < peers; i++)
 		c[i] = conn_open(&m, PID_R(i));
 	snapshot(&s1);
+	mem_counters(ctrl, m.id, &k1);
 	pc1 = (struct peer_count){ .mem = m.id };
 	sacred_peer_list(ctrl, m.id, count_peer, &pc1);
 	for (r = 0; r < regions; r++)
 		region_new(ctrl, m.id, REGION_BASE + r);
 	snapshot(&s2);
+	mem_counters(ctrl, m.id, &k2);
 	for (i = 0; i < peers; i++)
 		for (r = 0; r < regions; r++)
 			attach(c[i], REGION_BASE + r);
 	snapshot(&s3);
+	mem_counters(ctrl, m.id, &k3);
 	pc3 = (struct peer_count){ .mem = m.id };
 	sacred_peer_list(ctrl, m.id, count_peer, &pc3);
+
+	printf("\n## Kernel memory per object (the module's counters)\n\n");
+	printf("From `sacred -d memory show` (MEM_GET) before and after creating the objects, divided by their count: the bytes sacred.ko holds for the instance besides region memory (its descriptors, scatterlists, ACL entries, processes, connections with their message buffers, and grants, each as the slab allocator sized it; xarray index nodes are not counted), and the RDMA driver objects it made for them, which the driver sizes and the module cannot weigh. Peers: %u to %u processes known, %u to %u connections. Grants: %u to %u MRs, %llu page-list entries.\n\n",
+	       k0.nr_peers, k1.nr_peers, k0.nr_conns, k1.nr_conns, k2.nr_mrs,
+	       k3.nr_mrs, (unsigned long long)(k3.mr_pages - k2.mr_pages));
+	snprintf(per_peer, sizeof(per_peer),
+		 "%.2f PD, %.2f RC QP + CQ (memory side)",
+		 (double)(k1.nr_peers - k0.nr_peers) / peers,
+		 (double)(k1.nr_conns - k0.nr_conns) / peers);
+	snprintf(per_grant, sizeof(per_grant),
+		 "%.2f MR of %.2f page-list entries",
+		 (double)(k3.nr_mrs - k2.nr_mrs) / (peers * regions),
+		 k3.nr_mrs > k2.nr_mrs ? (double)(k3.mr_pages - k2.mr_pages) /
+					 (k3.nr_mrs - k2.nr_mrs) : 0.0);
+	printf("| object | count | sacred.ko bytes per object | driver objects per object |\n");
+	printf("|---|---|---|---|\n");
+	counter_row("peer (a connected process)", peers, &k0, &k1, per_peer);
+	counter_row("region of 4 KiB (besides its 4 KiB)", regions, &k1, &k2,
+		    "-");
+	counter_row("(peer, region) grant", peers * regions, &k2, &k3,
+		    per_grant);
 
 	printf("\n## Kernel memory per object (guest accounting)\n\n");
 	printf("Bytes per object: the change of each /proc/meminfo figure across creating the objects, divided by their count. Peers: %d processes connected (%u connected per the module's peer counters); grants: each of them attached to %d regions of 4 KiB (%llu MRs per the module's counters, %d expected). The client side of each connection (its QP and CQ in rxe, its buffers) lives in the same guest and is in the peer figures; a grant has no client-side kernel object.\n\n",
