@@ -115,6 +115,18 @@
 /* Inline sizes tried for the QP, largest first. */
 static const uint32_t conn_inline_try[] = { 256, SACRED_WIRE_MSG_MAX, 0 };
 
+/*
+ * A connect attempt: the rdma_cm event it waits for next. The steps are
+ * driven by conn_connect_step(), which a blocking connect runs to the end
+ * and sacred_conn_reconnect_async() only as far as the events that came.
+ */
+enum conn_step {
+	CONN_IDLE,
+	CONN_ADDR,	/* rdma_resolve_addr() posted */
+	CONN_ROUTE,	/* rdma_resolve_route() posted */
+	CONN_EST,	/* rdma_connect() posted */
+};
+
 /**
  * struct conn_ctl - the registered control area
  * @atomic: old value of the last compare-and-swap or fetch-and-add
@@ -160,6 +172,9 @@ struct conn_op {
  * @ch: rdma_cm event channel of @id
  * @id: rdma_cm id of the current connection, NULL when there is none
  * @established: @id is connected and no disconnect was seen since
+ * @step: the event a connect attempt under way waits for (&enum
+ *	conn_step); CONN_IDLE when none is
+ * @deadline: when that attempt times out (CLOCK_MONOTONIC ns)
  * @ctx: device context the objects below belong to
  * @pd: protection domain
  * @bounce: bounce buffer for READ and WRITE
@@ -204,6 +219,8 @@ struct sacred_conn {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
 	bool established;
+	uint8_t step;
+	uint64_t deadline;
 
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
@@ -535,20 +552,26 @@ static int conn_rejected(struct sacred_conn *conn,
 }
 
 /*
- * Wait for event @want. Private data of the event, if @pdata, is copied
- * (at most *@pdata_len bytes; *@pdata_len becomes the length received).
- * Any other event ends the wait with an errno, except TIMEWAIT_EXIT and
- * ADDR_CHANGE, which say nothing about this step.
+ * Wait for event @want until @until. Private data of the event, if
+ * @pdata, is copied (at most *@pdata_len bytes; *@pdata_len becomes the
+ * length received). Any other event ends the wait with an errno, except
+ * TIMEWAIT_EXIT and ADDR_CHANGE, which say nothing about this step.
+ * Nothing by @until is -EINPROGRESS if the attempt's deadline is still
+ * ahead, -ETIMEDOUT otherwise.
  */
 static int conn_cm_expect(struct sacred_conn *conn,
-			  enum rdma_cm_event_type want, uint64_t deadline,
+			  enum rdma_cm_event_type want, uint64_t until,
 			  void *pdata, size_t *pdata_len)
 {
 	struct rdma_cm_event *ev;
 	int ret;
 
+	if (until > conn->deadline)
+		until = conn->deadline;
 	for (;;) {
-		ret = conn_cm_next(conn, deadline, &ev);
+		ret = conn_cm_next(conn, until, &ev);
+		if (ret == -ETIMEDOUT && now_ns() < conn->deadline)
+			return -EINPROGRESS;
 		if (ret == -ETIMEDOUT)
 			return conn_fail(conn, ret, "connect: no %s within %d ms",
 					 cm_event_str(want), conn->timeout_ms);
@@ -799,6 +822,7 @@ static void conn_cm_close(struct sacred_conn *conn)
 		rdma_destroy_event_channel(conn->ch);
 	conn->ch = NULL;
 	conn->established = false;
+	conn->step = CONN_IDLE;
 }
 
 static int conn_cm_open(struct sacred_conn *conn)
@@ -901,12 +925,36 @@ static void conn_prove(struct sacred_conn *conn,
 }
 
 /*
- * One connection attempt; on failure nothing of it is left but @conn's
- * device objects. A zero *@deadline is set once the rdma_cm channel is
- * open: the first channel of a process initializes librdmacm, which loads
- * the device providers and may take long (most of a second in a VM).
+ * Start a connection attempt: its rdma_cm id, and the address resolution
+ * posted. A zero *@deadlinep is set once the rdma_cm channel is open: the
+ * first channel of a process initializes librdmacm, which loads the
+ * device providers and may take long (most of a second in a VM). On
+ * failure nothing of the attempt is left but @conn's device objects.
  */
-static int conn_connect_once(struct sacred_conn *conn, uint64_t *deadlinep)
+static int conn_connect_start(struct sacred_conn *conn, uint64_t *deadlinep)
+{
+	int ret;
+
+	ret = conn_cm_open(conn);
+	if (ret)
+		return ret;
+	if (!*deadlinep)
+		*deadlinep = now_ns() + conn->timeout_ms * 1000000ULL;
+	conn->deadline = *deadlinep;
+
+	if (rdma_resolve_addr(conn->id, NULL, (struct sockaddr *)&conn->addr,
+			      ms_left(conn->deadline))) {
+		ret = conn_fail(conn, -errno, "rdma_resolve_addr: %s",
+				strerror(errno));
+		conn_cm_close(conn);
+		return ret;
+	}
+	conn->step = CONN_ADDR;
+	return 0;
+}
+
+/* Ask the instance to take us: our QP, then the connect request. */
+static int conn_connect_send(struct sacred_conn *conn)
 {
 	struct sacred_wire_conn_req req = {
 		.version	= htole16(SACRED_WIRE_VERSION),
@@ -918,73 +966,97 @@ static int conn_connect_once(struct sacred_conn *conn, uint64_t *deadlinep)
 		.retry_count		= 7,
 		/* The most an instance accepts (SACRED_REJ_RNR_RETRY). */
 		.rnr_retry_count	= 6,
+		/* We read and do atomics on the instance; it does nothing on us. */
+		.responder_resources	= 0,
 	};
-	uint8_t pdata[256];
-	uint64_t deadline;
-	size_t len;
 	int ret;
-
-	if (conn->keyed)
-		conn_prove(conn, &req);
-
-	ret = conn_cm_open(conn);
-	if (ret)
-		return ret;
-	if (!*deadlinep)
-		*deadlinep = now_ns() + conn->timeout_ms * 1000000ULL;
-	deadline = *deadlinep;
-
-	if (rdma_resolve_addr(conn->id, NULL, (struct sockaddr *)&conn->addr,
-			      ms_left(deadline))) {
-		ret = conn_fail(conn, -errno, "rdma_resolve_addr: %s",
-				strerror(errno));
-		goto err;
-	}
-	ret = conn_cm_expect(conn, RDMA_CM_EVENT_ADDR_RESOLVED, deadline,
-			     NULL, NULL);
-	if (ret)
-		goto err;
-	if (rdma_resolve_route(conn->id, ms_left(deadline))) {
-		ret = conn_fail(conn, -errno, "rdma_resolve_route: %s",
-				strerror(errno));
-		goto err;
-	}
-	ret = conn_cm_expect(conn, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline,
-			     NULL, NULL);
-	if (ret)
-		goto err;
 
 	ret = conn_dev_setup(conn, conn->id->verbs);
 	if (ret)
-		goto err;
+		return ret;
 	ret = conn_qp_create(conn);
 	if (ret)
-		goto err;
-
-	/* We read and do atomics on the instance; it does nothing on us. */
+		return ret;
+	if (conn->keyed)
+		conn_prove(conn, &req);
 	param.initiator_depth = conn->rd_atomic;
-	param.responder_resources = 0;
-	if (rdma_connect(conn->id, &param)) {
-		ret = conn_fail(conn, -errno, "rdma_connect: %s",
-				strerror(errno));
-		goto err;
-	}
-	len = sizeof(pdata);
-	ret = conn_cm_expect(conn, RDMA_CM_EVENT_ESTABLISHED, deadline,
-			     pdata, &len);
-	if (ret)
-		goto err;
-	if (len > sizeof(pdata))
-		len = sizeof(pdata);
-	ret = conn_accepted(conn, pdata, len);
-	if (ret)
-		goto err;
-	conn->established = true;
+	if (rdma_connect(conn->id, &param))
+		return conn_fail(conn, -errno, "rdma_connect: %s",
+				 strerror(errno));
 	return 0;
+}
 
-err:
-	conn_cm_close(conn);
-	return ret;
+/*
+ * Advance the attempt under way by the rdma_cm events that come until
+ * @until (now: only those already queued; the attempt's deadline: to the
+ * end). Return: 0 once connected; -EINPROGRESS if @until came first; or
+ * the attempt's error, and then nothing of it is left but @conn's device
+ * objects.
+ */
+static int conn_connect_step(struct sacred_conn *conn, uint64_t until)
+{
+	uint8_t pdata[256];
+	size_t len;
+	int ret;
+
+	for (;;) {
+		switch (conn->step) {
+		case CONN_ADDR:
+			ret = conn_cm_expect(conn, RDMA_CM_EVENT_ADDR_RESOLVED,
+					     until, NULL, NULL);
+			if (ret)
+				break;
+			if (rdma_resolve_route(conn->id,
+					       ms_left(conn->deadline))) {
+				ret = conn_fail(conn, -errno,
+						"rdma_resolve_route: %s",
+						strerror(errno));
+				break;
+			}
+			conn->step = CONN_ROUTE;
+			continue;
+		case CONN_ROUTE:
+			ret = conn_cm_expect(conn, RDMA_CM_EVENT_ROUTE_RESOLVED,
+					     until, NULL, NULL);
+			if (!ret)
+				ret = conn_connect_send(conn);
+			if (ret)
+				break;
+			conn->step = CONN_EST;
+			continue;
+		case CONN_EST:
+			len = sizeof(pdata);
+			ret = conn_cm_expect(conn, RDMA_CM_EVENT_ESTABLISHED,
+					     until, pdata, &len);
+			if (ret)
+				break;
+			if (len > sizeof(pdata))
+				len = sizeof(pdata);
+			ret = conn_accepted(conn, pdata, len);
+			if (ret)
+				break;
+			conn->step = CONN_IDLE;
+			conn->established = true;
+			return 0;
+		default:
+			return conn_fail(conn, -EINVAL,
+					 "connect: no attempt under way");
+		}
+		if (ret != -EINPROGRESS)
+			conn_cm_close(conn);
+		return ret;
+	}
+}
+
+/* One connection attempt, to the end: conn_connect_start() and its steps. */
+static int conn_connect_once(struct sacred_conn *conn, uint64_t *deadlinep)
+{
+	int ret;
+
+	ret = conn_connect_start(conn, deadlinep);
+	if (ret)
+		return ret;
+	return conn_connect_step(conn, *deadlinep);
 }
 
 /*
@@ -1561,6 +1633,34 @@ void sacred_conn_destroy(struct sacred_conn *conn)
 	free(conn);
 }
 
+/*
+ * Before a reconnect: operations in flight die with the QP (their results
+ * stay to poll), the old connection goes (waiting a little for the
+ * instance's answer if @wait), and the connection is broken until the
+ * new one is made.
+ */
+static void conn_drop(struct sacred_conn *conn, bool wait)
+{
+	conn->errmsg[0] = '\0';
+	conn_ops_fail(conn, NULL, -ECONNRESET);
+	conn_disconnect(conn, wait);
+	conn_cm_close(conn);
+	conn->broken = true;
+	snprintf(conn->cause, sizeof(conn->cause), "reconnecting");
+}
+
+/* After a reconnect attempt that ended with @ret: attach again, or why not. */
+static int conn_reconnected(struct sacred_conn *conn, int ret)
+{
+	if (ret) {
+		memcpy(conn->cause, conn->errmsg, sizeof(conn->cause));
+		return ret;
+	}
+	conn->broken = false;
+	conn->cause[0] = '\0';
+	return conn_reattach(conn);
+}
+
 /**
  * sacred_conn_reconnect() - replace a broken connection
  * @conn: the connection
@@ -1583,22 +1683,53 @@ int sacred_conn_reconnect(struct sacred_conn *conn)
 
 	if (!conn)
 		return -EINVAL;
-	conn->errmsg[0] = '\0';
-	/* In-flight operations die with the QP; their results stay to poll. */
-	conn_ops_fail(conn, NULL, -ECONNRESET);
-	conn_disconnect(conn, true);
-	conn_cm_close(conn);
-	conn->broken = true;
-	snprintf(conn->cause, sizeof(conn->cause), "reconnecting");
-
+	conn_drop(conn, true);
 	ret = conn_connect(conn, true);
-	if (ret) {
-		memcpy(conn->cause, conn->errmsg, sizeof(conn->cause));
-		return ret;
+	return conn_reconnected(conn, ret);
+}
+
+/**
+ * sacred_conn_reconnect_async() - sacred_conn_reconnect() without waiting
+ * @conn: the connection
+ *
+ * The first call drops the current connection and starts a new attempt;
+ * each later call takes the rdma_cm's answers that came since and moves
+ * the attempt on, without waiting for more. Once the instance accepted,
+ * the call that sees it attaches the regions again as
+ * sacred_conn_reconnect() does (waiting for those replies: the instance
+ * has just answered). An attempt takes up to the connection's timeout; a
+ * memory whose host is gone costs the caller nothing meanwhile. A
+ * duplicate refusal (the instance still holds the old connection) is
+ * returned, not retried: the next call starts a new attempt. A blocking
+ * call on the connection, sacred_conn_reconnect() or
+ * sacred_conn_destroy() abandons the attempt.
+ *
+ * Return: 0 when connected and attached again; -EINPROGRESS while the
+ * attempt is under way: call again later; otherwise the errors of
+ * sacred_conn_reconnect(), after which the next call starts anew.
+ */
+int sacred_conn_reconnect_async(struct sacred_conn *conn)
+{
+	uint64_t deadline = 0;
+	int ret;
+
+	if (!conn)
+		return -EINVAL;
+	if (conn->step == CONN_IDLE) {
+		conn_drop(conn, false);
+		ret = conn_connect_start(conn, &deadline);
+		if (ret)
+			return conn_reconnected(conn, ret);
 	}
-	conn->broken = false;
-	conn->cause[0] = '\0';
-	return conn_reattach(conn);
+	ret = conn_connect_step(conn, now_ns());
+	if (ret == -EINPROGRESS)
+		return ret;
+	return conn_reconnected(conn, ret);
+}
+
+int sacred_conn_cm_fd(const struct sacred_conn *conn)
+{
+	return conn->ch ? conn->ch->fd : -1;
 }
 
 /**

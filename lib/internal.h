@@ -93,7 +93,13 @@ int sacred_slots_read_every(struct sacred_slots *s, unsigned int slot,
 			    void *data, size_t max,
 			    struct sacred_cell_view *view, bool *every);
 
-/* lib/rmem.c: revive with a back-off for memories that answer nothing. */
+/* lib/rmem.c: revive without waiting for memories that answer nothing. */
 int sacred_rmem_revive_lazy(struct sacred_rmem *rm);
+
+/*
+ * lib/conn.c: the rdma_cm channel of @conn's connect attempt, readable
+ * when sacred_conn_reconnect_async() has something to take; -1 if none.
+ */
+int sacred_conn_cm_fd(const struct sacred_conn *conn);
 
 #endif /* SACRED_LIB_INTERNAL_H */

@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <time.h>
 #include <netinet/in.h>
 
@@ -82,14 +83,17 @@ struct sacred_rmem {
 };
 
 /*
- * A failed reconnect to a memory that does not answer blocks its caller
- * up to the memory's timeout. sacred_rmem_revive_lazy() tries such a
- * memory again only after REVIVE_BACKOFF times what the failed attempt
+ * A failed first connect to a memory that does not answer blocks its
+ * caller up to the memory's timeout. sacred_rmem_revive_lazy() tries such
+ * a memory again only after REVIVE_BACKOFF times what the failed attempt
  * took: at most 1 / (REVIVE_BACKOFF + 1) of the caller's time goes to a
- * dead memory, while one that refuses at once (an instance down, a
- * fenced connection) is retried as often as the caller asks.
+ * dead memory, while one that refuses at once (an instance down) is
+ * retried as often as the caller asks. A broken connection is revived
+ * without blocking (sacred_conn_reconnect_async()) and needs no back-off.
  */
 #define REVIVE_BACKOFF	15
+/* Pause before a new attempt refused as a duplicate (the old connection). */
+#define REVIVE_DUP_MS	2
 
 static uint64_t rmem_now_ms(void)
 {
@@ -254,21 +258,23 @@ uint32_t sacred_rmem_up(const struct sacred_rmem *rm)
 	return mask;
 }
 
-/**
- * sacred_rmem_revive() - reconnect every memory that is not connected
- * @rm: the handle
- *
- * A broken connection is reconnected (its regions attached again, with
- * fresh keys: see sacred_conn_reconnect()), a memory never reached is
- * connected. Each attempt takes up to that memory's timeout when it does
- * not answer.
- *
- * Return: the number of memories usable afterwards.
+/*
+ * Before a reconnect: results of the broken connection are stragglers;
+ * the reconnect attaches again, with the key the memory gives now, so an
+ * unanswered changePermission no longer matters.
  */
-/* One attempt to (re)connect memory @i: 0 or an error. */
-static int rmem_revive_one(struct sacred_rmem *rm, unsigned int i)
+static void rmem_drop_stragglers(struct sacred_rmem *rm, unsigned int i)
 {
 	struct sacred_io_result res[16];
+
+	while (sacred_io_poll(rm->conns[i], res, 16) > 0)
+		;
+	rm->perm_seq[i] = 0;
+}
+
+/* One attempt to (re)connect memory @i, to the end: 0 or an error. */
+static int rmem_revive_one(struct sacred_rmem *rm, unsigned int i)
+{
 	unsigned int r;
 
 	if (!rm->conns[i]) {
@@ -281,61 +287,117 @@ static int rmem_revive_one(struct sacred_rmem *rm, unsigned int i)
 			sacred_attach(rm->conns[i], rm->regions[r], NULL);
 		return 0;
 	}
-	/*
-	 * Results of the broken connection are stragglers; the reconnect
-	 * attaches again, with the key the memory gives now, so an
-	 * unanswered changePermission no longer matters.
-	 */
-	while (sacred_io_poll(rm->conns[i], res, 16) > 0)
-		;
-	rm->perm_seq[i] = 0;
+	rmem_drop_stragglers(rm, i);
 	return sacred_conn_reconnect(rm->conns[i]);
 }
 
-static int rmem_revive(struct sacred_rmem *rm, bool lazy)
+/*
+ * A broken connection's next step, without waiting. A duplicate refusal
+ * (-EAGAIN here) is worth a new attempt: the instance is still releasing
+ * the old connection.
+ */
+static int rmem_reconnect_step(struct sacred_rmem *rm, unsigned int i)
 {
-	unsigned int i, up = 0;
-	uint64_t t0, t;
+	int ret;
 
-	for (i = 0; i < rm->nr_mems; i++) {
-		if (rmem_usable(rm, i)) {
-			up++;
-			continue;
-		}
-		t0 = rmem_now_ms();
-		if (lazy && t0 < rm->revive_at[i])
-			continue;
-		if (!rmem_revive_one(rm, i)) {
-			rm->revive_at[i] = 0;
-			up++;
-			continue;
-		}
-		t = rmem_now_ms();
-		rm->revive_at[i] = t + REVIVE_BACKOFF * (t - t0);
-	}
-	return up;
-}
-
-int sacred_rmem_revive(struct sacred_rmem *rm)
-{
-	return rmem_revive(rm, false);
+	rmem_drop_stragglers(rm, i);
+	ret = sacred_conn_reconnect_async(rm->conns[i]);
+	return ret == -EADDRINUSE ? -EAGAIN : ret;
 }
 
 /**
- * sacred_rmem_revive_lazy() - sacred_rmem_revive() with a back-off
+ * sacred_rmem_revive() - reconnect every memory that is not connected
  * @rm: the handle
  *
- * A memory whose last attempt failed is tried again only REVIVE_BACKOFF
- * times as long as that attempt took after it. For callers that revive on a timer (lib/log.c's poll): a dead memory
- * host makes each attempt wait for its timeout, and the caller's other
- * work - a leader's appends, its heartbeat - with it.
+ * A broken connection is reconnected (its regions attached again, with
+ * fresh keys: see sacred_conn_reconnect()), a memory never reached is
+ * connected. Each attempt takes up to that memory's timeout when it does
+ * not answer.
+ *
+ * Return: the number of memories usable afterwards.
+ */
+int sacred_rmem_revive(struct sacred_rmem *rm)
+{
+	unsigned int i, up = 0;
+
+	for (i = 0; i < rm->nr_mems; i++)
+		if (rmem_usable(rm, i) || !rmem_revive_one(rm, i))
+			up++;
+	return up;
+}
+
+/**
+ * sacred_rmem_revive_lazy() - sacred_rmem_revive() for callers on a timer
+ * @rm: the handle
+ *
+ * For lib/log.c's poll, whose other work - a leader's appends, its
+ * heartbeat - must not stop for a memory whose host is gone. A broken
+ * connection is reconnected in steps that never wait for the network
+ * (sacred_conn_reconnect_async()): the call starts or moves on every
+ * attempt, then waits for them only while fewer than a quorum of memories
+ * are usable - a new leader whose connections an earlier leader fenced
+ * needs them back - and returns as soon as a quorum is; attempts still
+ * under way go on at the next call. A memory never connected is connected
+ * with a blocking attempt, and after a failure that took long tried again
+ * only after REVIVE_BACKOFF times as long.
  *
  * Return: the number of memories usable afterwards.
  */
 int sacred_rmem_revive_lazy(struct sacred_rmem *rm)
 {
-	return rmem_revive(rm, true);
+	struct pollfd pfd[SACRED_RMEM_MAX];
+	bool done[SACRED_RMEM_MAX] = { false };
+	unsigned int i, up, nfds, active;
+	uint64_t t0, t, end = 0;
+	int ret;
+
+	for (;;) {
+		up = 0;
+		nfds = 0;
+		active = 0;
+		for (i = 0; i < rm->nr_mems; i++) {
+			if (rmem_usable(rm, i)) {
+				up++;
+				continue;
+			}
+			if (done[i])
+				continue;
+			t0 = rmem_now_ms();
+			if (!rm->conns[i]) {
+				done[i] = true;
+				if (t0 < rm->revive_at[i])
+					continue;
+				if (!rmem_revive_one(rm, i)) {
+					rm->revive_at[i] = 0;
+					up++;
+					continue;
+				}
+				t = rmem_now_ms();
+				rm->revive_at[i] = t + REVIVE_BACKOFF * (t - t0);
+				continue;
+			}
+			if (!end)
+				end = t0 + (uint64_t)rm->attr[i].timeout_ms;
+			ret = rmem_reconnect_step(rm, i);
+			if (!ret) {
+				up++;
+			} else if (ret == -EINPROGRESS) {
+				pfd[nfds].fd = sacred_conn_cm_fd(rm->conns[i]);
+				pfd[nfds++].events = POLLIN;
+				active++;
+			} else if (ret == -EAGAIN && t0 < end) {
+				active++;
+			} else {
+				done[i] = true;
+			}
+		}
+		if (up >= rm->quorum || !active || rmem_now_ms() >= end)
+			return up;
+		/* A quorum needs them: wait for an answer, or retry soon. */
+		poll(pfd, nfds, REVIVE_DUP_MS);
+	}
 }
+
 
 /*
  * The error a call that missed its quorum returns: a refusal by a policy

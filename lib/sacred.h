@@ -685,6 +685,17 @@ void sacred_conn_destroy(struct sacred_conn *conn);
  */
 int sacred_conn_reconnect(struct sacred_conn *conn);
 
+/**
+ * sacred_conn_reconnect_async() - sacred_conn_reconnect() in steps that
+ * never wait for the network: the first call starts an attempt, each
+ * later one moves it on by what the rdma_cm answered since
+ *
+ * Return: 0 when connected and the regions attached again; -EINPROGRESS
+ * while under way; otherwise as sacred_conn_reconnect(), and the next
+ * call starts anew.
+ */
+int sacred_conn_reconnect_async(struct sacred_conn *conn);
+
 /** sacred_conn_mem_id() - id of the instance @conn is connected to */
 uint32_t sacred_conn_mem_id(const struct sacred_conn *conn);
 

@@ -10,11 +10,13 @@
  * READER read only; process STRANGER is in no ACL.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <linux/sacred.h>
+#include <rdma/rdma_cma.h>
 
 #include "kselftest_harness.h"
 #include "sacred.h"
@@ -81,15 +83,22 @@ FIXTURE_TEARDOWN(conn)
 	sacred_ctrl_close(self->ctrl);
 }
 
-/* Connect as @pid; SACRED_CONN_TIMEOUT_MS stretches the timeout (valgrind). */
+/* The connections' timeout: SACRED_CONN_TIMEOUT_MS stretches it (valgrind). */
+static int conn_timeout_ms(void)
+{
+	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
+
+	return t ? atoi(t) : TEST_TIMEOUT_MS;
+}
+
+/* Connect as @pid. */
 static int connect_as(struct sacred_mem_info *mem, uint32_t pid,
 		      size_t bounce, struct sacred_conn **c)
 {
-	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
 	struct sacred_conn_attr attr = {
 		.addr = (struct sockaddr *)&mem->addr,
 		.process_id = pid,
-		.timeout_ms = t ? atoi(t) : TEST_TIMEOUT_MS,
+		.timeout_ms = conn_timeout_ms(),
 		.bounce_size = bounce,
 	};
 
@@ -540,6 +549,130 @@ TEST_F(conn, kernel_memory_is_counted_per_object)
 	/* What is left: an empty instance's bytes and the process's. */
 	EXPECT_EQ(empty.meta_bytes + (m1.meta_bytes - m0.meta_bytes),
 		  m6.meta_bytes);
+}
+
+/*
+ * A listener that takes connect requests and never answers them: a
+ * memory whose host is there but does not answer, as far as a process's
+ * connect can tell. close_silent() turns the requests it got away.
+ */
+struct silent {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+};
+
+static int listen_silent(struct silent *sl, const struct sockaddr_storage *a)
+{
+	sl->ch = rdma_create_event_channel();
+	if (!sl->ch)
+		return -errno;
+	if (fcntl(sl->ch->fd, F_SETFL, O_NONBLOCK) ||
+	    rdma_create_id(sl->ch, &sl->id, NULL, RDMA_PS_TCP))
+		return -errno;
+	if (rdma_bind_addr(sl->id, (struct sockaddr *)a) ||
+	    rdma_listen(sl->id, 4))
+		return -errno;
+	return 0;
+}
+
+static unsigned int close_silent(struct silent *sl)
+{
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *req;
+	unsigned int n = 0;
+
+	while (sl->ch && !rdma_get_cm_event(sl->ch, &ev)) {
+		req = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ? ev->id : NULL;
+		rdma_ack_cm_event(ev);
+		if (req) {
+			rdma_reject(req, NULL, 0);
+			rdma_destroy_id(req);
+			n++;
+		}
+	}
+	if (sl->id)
+		rdma_destroy_id(sl->id);
+	if (sl->ch)
+		rdma_destroy_event_channel(sl->ch);
+	return n;
+}
+
+/* sacred_conn_reconnect_async() until it is done; the longest call. */
+static int reconnect_async_until_done(struct sacred_conn *c, double limit_s,
+				      double *longest_s, unsigned int *calls)
+{
+	double end = now_s() + limit_s, t;
+	int ret;
+
+	*longest_s = 0;
+	*calls = 0;
+	do {
+		t = now_s();
+		ret = sacred_conn_reconnect_async(c);
+		t = now_s() - t;
+		if (t > *longest_s)
+			*longest_s = t;
+		++*calls;
+		if (ret == -EINPROGRESS)
+			usleep(2000);
+	} while (ret == -EINPROGRESS && now_s() < end);
+	return ret;
+}
+
+/*
+ * A memory that does not answer costs a reconnect in steps no wait: each
+ * call is over at once, the attempt ends by the timeout, and the same
+ * connection gets through once the instance is back.
+ */
+TEST_F(conn, reconnect_async_never_waits)
+{
+	struct sacred_mem_params p = {
+		.id = self->mem.id,
+		.dev_name = self->dev,
+		.cm_port = TEST_CM_PORT,
+	};
+	uint64_t word = 0x5ac5ed, back = 0;
+	struct sacred_region_info region;
+	struct silent sl = {};
+	unsigned int calls;
+	double longest, t0;
+	int ret;
+
+	ASSERT_EQ(0, connect_as(&self->mem, WRITER, 0, &self->c[0]));
+	ASSERT_EQ(0, sacred_attach(self->c[0], self->region.id, NULL));
+	ASSERT_EQ(0, sacred_mem_del(self->ctrl, self->mem.id));
+	ASSERT_EQ(0, listen_silent(&sl, &self->mem.addr));
+
+	t0 = now_s();
+	ret = reconnect_async_until_done(self->c[0], 3 * conn_timeout_ms() / 1e3,
+					 &longest, &calls);
+	TH_LOG("unanswered: %d (%s) after %.3f s, %u calls, the longest %.1f ms",
+	       ret, strerror(-ret), now_s() - t0, calls, longest * 1e3);
+	EXPECT_EQ(-ETIMEDOUT, ret);
+	EXPECT_TRUE(sacred_conn_broken(self->c[0]));
+	EXPECT_LT(10, calls);
+	if (!getenv("SACRED_CONN_TIMEOUT_MS"))
+		EXPECT_GT(0.5, longest);
+	EXPECT_LE(1, close_silent(&sl));
+
+	/* The instance is back, with its region: the same connection too. */
+	ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem));
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
+				       self->region.id, REGION_SIZE,
+				       SACRED_POLICY_STATIC, &region));
+	ASSERT_EQ(0, set_acl(self->ctrl, self->mem.id, self->region.id,
+			     SACRED_ACCESS_ALL, SACRED_ACCESS_READ));
+	ret = reconnect_async_until_done(self->c[0], 3 * conn_timeout_ms() / 1e3,
+					 &longest, &calls);
+	TH_LOG("back: %d after %u calls, the longest %.1f ms", ret, calls,
+	       longest * 1e3);
+	ASSERT_EQ(0, ret);
+	EXPECT_FALSE(sacred_conn_broken(self->c[0]));
+	ASSERT_EQ(0, sacred_write(self->c[0], self->region.id, 0, &word,
+				  sizeof(word)));
+	ASSERT_EQ(0, sacred_read(self->c[0], self->region.id, 0, &back,
+				 sizeof(back)));
+	EXPECT_EQ(word, back);
 }
 
 TEST_HARNESS_MAIN
