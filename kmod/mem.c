@@ -285,10 +285,15 @@ void sacred_mem_destroy(struct sacred_mem *mem)
 	xa_destroy(&mem->regions);
 	sacred_mem_peers_free(mem);
 	/* Every object gave back what it was charged: the count is right. */
-	WARN_ON_ONCE(atomic64_read(&mem->meta) !=
-		     kmalloc_size_roundup(sizeof(*mem)) ||
-		     atomic_read(&mem->nr_conns) || atomic_read(&mem->nr_mrs) ||
-		     atomic64_read(&mem->mr_pages));
+	WARN_ONCE(atomic64_read(&mem->meta) !=
+		  kmalloc_size_roundup(sizeof(*mem)) ||
+		  atomic_read(&mem->nr_conns) || atomic_read(&mem->nr_mrs) ||
+		  atomic64_read(&mem->mr_pages),
+		  "sacred: instance %u left meta %lld (own %zu) conns %d mrs %d mr_pages %lld\n",
+		  mem->id, (long long)atomic64_read(&mem->meta),
+		  kmalloc_size_roundup(sizeof(*mem)),
+		  atomic_read(&mem->nr_conns), atomic_read(&mem->nr_mrs),
+		  (long long)atomic64_read(&mem->mr_pages));
 	memzero_explicit(mem->key, sizeof(mem->key));
 	xa_erase(&sacred_mems, mem->id);
 	sacred_mem_gen++;

@@ -641,11 +641,15 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 		WRITE_ONCE(region->nr_acl, region->nr_acl + 1);
 		/* The slot exists (reserved or in use): this cannot fail. */
 		old = xa_store(&region->acl, pid, e, GFP_KERNEL);
-		if (!xa_is_err(old) && old) {
+		if (WARN_ON_ONCE(xa_is_err(old))) {
+			kfree(e);
+			continue;
+		}
+		sacred_mem_charge(region->mem, sizeof(*e));
+		if (old) {
 			sacred_mem_uncharge(region->mem, sizeof(*old));
 			kfree(old);
 		}
-		sacred_mem_charge(region->mem, sizeof(*e));
 	}
 	region->epoch++;
 	return 0;

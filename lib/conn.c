@@ -1700,9 +1700,11 @@ int sacred_conn_reconnect(struct sacred_conn *conn)
  * has just answered). An attempt takes up to the connection's timeout; a
  * memory whose host is gone costs the caller nothing meanwhile. A
  * duplicate refusal (the instance still holds the old connection) is
- * returned, not retried: the next call starts a new attempt. A blocking
- * call on the connection, sacred_conn_reconnect() or
- * sacred_conn_destroy() abandons the attempt.
+ * returned, not retried: the next call starts a new attempt.
+ * sacred_conn_reconnect(), sacred_conn_destroy() and a blocking call on a
+ * connection made with SACRED_CONN_AUTO_RECONNECT (which reconnects
+ * first) abandon the attempt; other calls fail with -ECONNRESET, as on
+ * any broken connection, and leave it be.
  *
  * Return: 0 when connected and attached again; -EINPROGRESS while the
  * attempt is under way: call again later; otherwise the errors of

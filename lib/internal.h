@@ -95,6 +95,7 @@ int sacred_slots_read_every(struct sacred_slots *s, unsigned int slot,
 
 /* lib/rmem.c: revive without waiting for memories that answer nothing. */
 int sacred_rmem_revive_lazy(struct sacred_rmem *rm);
+bool sacred_rmem_reviving(const struct sacred_rmem *rm);
 
 /*
  * lib/conn.c: the rdma_cm channel of @conn's connect attempt, readable

@@ -679,13 +679,15 @@ static void log_heartbeat(struct sacred_log *l, uint64_t now)
 	l->last_hb = now;
 	/*
 	 * A revoke for another process fences this one's connections, and
-	 * a memory that was down comes back: reconnect, at most every
-	 * suspect_ms / 2, so that the heartbeat goes on - and a memory
-	 * whose host is gone, whose every attempt blocks for its timeout,
-	 * only after a back-off (sacred_rmem_revive_lazy()).
+	 * a memory that was down comes back: reconnect. A new attempt at
+	 * most every suspect_ms / 2; one under way at every heartbeat,
+	 * which costs nothing: sacred_rmem_revive_lazy() never waits for
+	 * a memory while a quorum is usable, so the heartbeat goes on
+	 * whatever became of the memory's host.
 	 */
 	if (sacred_rmem_up(l->a.rm) != (1U << n) - 1 &&
-	    now - l->last_revive >= (uint64_t)l->a.suspect_ms / 2) {
+	    (sacred_rmem_reviving(l->a.rm) ||
+	     now - l->last_revive >= (uint64_t)l->a.suspect_ms / 2)) {
 		l->last_revive = now;
 		sacred_rmem_revive_lazy(l->a.rm);
 	}

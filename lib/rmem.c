@@ -92,8 +92,14 @@ struct sacred_rmem {
  * without blocking (sacred_conn_reconnect_async()) and needs no back-off.
  */
 #define REVIVE_BACKOFF	15
-/* Pause before a new attempt refused as a duplicate (the old connection). */
-#define REVIVE_DUP_MS	2
+/*
+ * Between attempts of one sacred_rmem_revive_lazy() that needs a quorum
+ * back: from REVIVE_RETRY_MS, doubling up to REVIVE_RETRY_MAX_MS (an
+ * instance refusing us as a duplicate is releasing the old connection;
+ * one refusing us outright may be coming up).
+ */
+#define REVIVE_RETRY_MS		1
+#define REVIVE_RETRY_MAX_MS	64
 
 static uint64_t rmem_now_ms(void)
 {
@@ -291,18 +297,11 @@ static int rmem_revive_one(struct sacred_rmem *rm, unsigned int i)
 	return sacred_conn_reconnect(rm->conns[i]);
 }
 
-/*
- * A broken connection's next step, without waiting. A duplicate refusal
- * (-EAGAIN here) is worth a new attempt: the instance is still releasing
- * the old connection.
- */
+/* A broken connection's next step, without waiting (its old results go). */
 static int rmem_reconnect_step(struct sacred_rmem *rm, unsigned int i)
 {
-	int ret;
-
 	rmem_drop_stragglers(rm, i);
-	ret = sacred_conn_reconnect_async(rm->conns[i]);
-	return ret == -EADDRINUSE ? -EAGAIN : ret;
+	return sacred_conn_reconnect_async(rm->conns[i]);
 }
 
 /**
@@ -334,27 +333,42 @@ int sacred_rmem_revive(struct sacred_rmem *rm)
  * heartbeat - must not stop for a memory whose host is gone. A broken
  * connection is reconnected in steps that never wait for the network
  * (sacred_conn_reconnect_async()): the call starts or moves on every
- * attempt, then waits for them only while fewer than a quorum of memories
- * are usable - a new leader whose connections an earlier leader fenced
- * needs them back - and returns as soon as a quorum is; attempts still
- * under way go on at the next call. A memory never connected is connected
- * with a blocking attempt, and after a failure that took long tried again
- * only after REVIVE_BACKOFF times as long.
+ * attempt, as far as the answers already there take it. While fewer than
+ * a quorum of memories are usable - a new leader whose connections an
+ * earlier leader fenced needs them back - it also waits for answers and
+ * starts new attempts after failed ones (backing off), up to the longest
+ * timeout of those memories; with a quorum it returns, and attempts under
+ * way go on at the next call (sacred_rmem_reviving()). A memory never
+ * connected is connected with a blocking attempt, and after a failure
+ * that took long tried again only after REVIVE_BACKOFF times as long.
  *
  * Return: the number of memories usable afterwards.
  */
 int sacred_rmem_revive_lazy(struct sacred_rmem *rm)
 {
 	struct pollfd pfd[SACRED_RMEM_MAX];
+	uint64_t retry_at[SACRED_RMEM_MAX] = { 0 };
+	unsigned int backoff[SACRED_RMEM_MAX];
 	bool done[SACRED_RMEM_MAX] = { false };
 	unsigned int i, up, nfds, active;
-	uint64_t t0, t, end = 0;
+	uint64_t t0, t, now, end, wake;
 	int ret;
 
+	/* Time for a whole attempt at the slowest of the broken ones. */
+	now = rmem_now_ms();
+	end = now;
+	for (i = 0; i < rm->nr_mems; i++) {
+		backoff[i] = REVIVE_RETRY_MS;
+		if (rm->conns[i] && !rmem_usable(rm, i) &&
+		    now + rm->attr[i].timeout_ms > end)
+			end = now + rm->attr[i].timeout_ms;
+	}
 	for (;;) {
 		up = 0;
 		nfds = 0;
 		active = 0;
+		now = rmem_now_ms();
+		wake = end;
 		for (i = 0; i < rm->nr_mems; i++) {
 			if (rmem_usable(rm, i)) {
 				up++;
@@ -376,26 +390,55 @@ int sacred_rmem_revive_lazy(struct sacred_rmem *rm)
 				rm->revive_at[i] = t + REVIVE_BACKOFF * (t - t0);
 				continue;
 			}
-			if (!end)
-				end = t0 + (uint64_t)rm->attr[i].timeout_ms;
+			active++;
+			if (now < retry_at[i]) {
+				wake = retry_at[i] < wake ? retry_at[i] : wake;
+				continue;
+			}
 			ret = rmem_reconnect_step(rm, i);
 			if (!ret) {
+				active--;
 				up++;
 			} else if (ret == -EINPROGRESS) {
 				pfd[nfds].fd = sacred_conn_cm_fd(rm->conns[i]);
 				pfd[nfds++].events = POLLIN;
-				active++;
-			} else if (ret == -EAGAIN && t0 < end) {
-				active++;
 			} else {
-				done[i] = true;
+				/* Failed: anew after a pause, if still needed. */
+				retry_at[i] = now + backoff[i];
+				if (backoff[i] < REVIVE_RETRY_MAX_MS)
+					backoff[i] *= 2;
+				wake = retry_at[i] < wake ? retry_at[i] : wake;
 			}
 		}
-		if (up >= rm->quorum || !active || rmem_now_ms() >= end)
+		if (!active)
 			return up;
-		/* A quorum needs them: wait for an answer, or retry soon. */
-		poll(pfd, nfds, REVIVE_DUP_MS);
+		now = rmem_now_ms();
+		if (up >= rm->quorum || now >= end) {
+			/* Take the answers already there, then go. */
+			if (!nfds || poll(pfd, nfds, 0) <= 0)
+				return up;
+			continue;
+		}
+		poll(pfd, nfds, wake > now ? (int)(wake - now) : 0);
 	}
+}
+
+/**
+ * sacred_rmem_reviving() - is a reconnect under way?
+ * @rm: the handle
+ *
+ * Return: true while a broken connection has an attempt in progress, which
+ * sacred_rmem_revive_lazy() moves on.
+ */
+bool sacred_rmem_reviving(const struct sacred_rmem *rm)
+{
+	unsigned int i;
+
+	for (i = 0; i < rm->nr_mems; i++)
+		if (rm->conns[i] && sacred_conn_broken(rm->conns[i]) &&
+		    sacred_conn_cm_fd(rm->conns[i]) >= 0)
+			return true;
+	return false;
 }
 
 

@@ -539,16 +539,19 @@ TEST_F(conn, kernel_memory_is_counted_per_object)
 	EXPECT_LT(m4.meta_bytes, m5.meta_bytes);
 	ASSERT_EQ(0, sacred_region_del(self->ctrl, self->mem.id, other.id));
 
-	/* The region with the grant: its MR and the grant go with it. */
+	/*
+	 * The region with the grant: its MR and the grant go with it, and
+	 * the connection, fenced because it could use the MR, soon after.
+	 */
 	ASSERT_EQ(0, sacred_region_del(self->ctrl, self->mem.id,
 				       self->region.id));
-	ASSERT_EQ(0, sacred_mem_get(self->ctrl, self->mem.id, &m6));
+	ASSERT_EQ(0, mem_when_conns(self->ctrl, self->mem.id, 0, &m6));
 	EXPECT_EQ(0, m6.nr_mrs);
 	EXPECT_EQ(0, m6.mr_pages);
 	EXPECT_EQ(1, m6.nr_peers);
-	/* What is left: an empty instance's bytes and the process's. */
-	EXPECT_EQ(empty.meta_bytes + (m1.meta_bytes - m0.meta_bytes),
-		  m6.meta_bytes);
+	/* What is left: an empty instance's bytes and the peer's. */
+	EXPECT_EQ(empty.meta_bytes + (m3.meta_bytes - m0.meta_bytes) -
+		  (m2.meta_bytes - m1.meta_bytes), m6.meta_bytes);
 }
 
 /*

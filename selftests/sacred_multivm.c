@@ -519,7 +519,7 @@ static void log_stats(void)
 static int memory_dies(void)
 {
 	unsigned int i, at_kill, at_killed, n_final, n_agree = 0, checked = 0;
-	uint64_t t0, t_kill, t_killed, t_end, gap_before;
+	uint64_t t0, t_kill, t_killed, t_end, gap_before, gap_max;
 	bool ok;
 	uint32_t up = 0, want;
 	int ret = 0, killed;
@@ -590,8 +590,16 @@ static int memory_dies(void)
 	up = 0;
 	for (i = 0; i < NR_PROCS; i++)
 		up |= sacred_rmem_up(procs[i].rm) & (1U << killed);
-	result(ok && !up, "the log kept committing: %u more entries on 2 memories in %llu ms after the kill, which every process noticed",
-	       n_final - at_killed, (unsigned long long)(t_end - t_killed));
+	/*
+	 * Reconnecting to the dead memory never stops the leader: before
+	 * it became non-blocking (2026-11-26) the first attempt made a gap
+	 * of 1.8 s here, against about 0.1 s before the kill.
+	 */
+	gap_max = gap_before * 10 > 1000 ? gap_before * 10 : 1000;
+	result(ok && !up && atomic_load(&max_gap_ms) <= gap_max,
+	       "the log kept committing: %u more entries on 2 memories in %llu ms after the kill, which every process noticed, never pausing %llu ms",
+	       n_final - at_killed, (unsigned long long)(t_end - t_killed),
+	       (unsigned long long)gap_max);
 	note("longest gap between two commits: %llu ms before the kill, %llu ms over the run",
 	     (unsigned long long)gap_before,
 	     (unsigned long long)atomic_load(&max_gap_ms));
