@@ -1537,29 +1537,13 @@ static int conn_sync_ready(struct sacred_conn *conn, const char *what)
 /* ------------------------------------------------------------------ */
 /* The API.                                                            */
 
-/**
- * sacred_conn_create() - connect to a memory instance
- * @attr: where and who; see &struct sacred_conn_attr
- * @connp: on success, the new connection
- *
- * Resolves the instance's address, connects as process @attr->process_id
- * and registers a bounce buffer of @attr->bounce_size bytes. No region is
- * attached yet.
- *
- * Return: 0; -EINVAL for bad arguments; -ECONNREFUSED when nothing listens
- * on the address or the instance is down; -EADDRINUSE when the instance
- * already has a connection of this process id; -EPROTONOSUPPORT for a
- * wire version mismatch; -ENOMEM when either side is out of resources;
- * -EPROTO for a malformed exchange; -ETIMEDOUT; -EHOSTUNREACH or another
- * negative errno from address or route resolution.
- */
-int sacred_conn_create(const struct sacred_conn_attr *attr,
-		       struct sacred_conn **connp)
+/* Check @attr and make a connection that is not connected yet (broken). */
+static int conn_alloc(const struct sacred_conn_attr *attr,
+		      struct sacred_conn **connp)
 {
 	struct sacred_conn *conn;
 	size_t salen;
 	long page;
-	int ret;
 
 	if (!attr || !connp || !attr->addr || attr->timeout_ms < 0 ||
 	    attr->bounce_size > CONN_BOUNCE_MAX ||
@@ -1600,17 +1584,53 @@ int sacred_conn_create(const struct sacred_conn_attr *attr,
 		free(conn);
 		return -ENOMEM;
 	}
+	conn->broken = true;
+	snprintf(conn->cause, sizeof(conn->cause), "not connected yet");
+	*connp = conn;
+	return 0;
+}
 
+/**
+ * sacred_conn_create() - connect to a memory instance
+ * @attr: where and who; see &struct sacred_conn_attr
+ * @connp: on success, the new connection
+ *
+ * Resolves the instance's address, connects as process @attr->process_id
+ * and registers a bounce buffer of @attr->bounce_size bytes. No region is
+ * attached yet.
+ *
+ * Return: 0; -EINVAL for bad arguments; -ECONNREFUSED when nothing listens
+ * on the address or the instance is down; -EADDRINUSE when the instance
+ * already has a connection of this process id; -EPROTONOSUPPORT for a
+ * wire version mismatch; -ENOMEM when either side is out of resources;
+ * -EPROTO for a malformed exchange; -ETIMEDOUT; -EHOSTUNREACH or another
+ * negative errno from address or route resolution.
+ */
+int sacred_conn_create(const struct sacred_conn_attr *attr,
+		       struct sacred_conn **connp)
+{
+	struct sacred_conn *conn;
+	int ret;
+
+	ret = conn_alloc(attr, &conn);
+	if (ret)
+		return ret;
 	ret = conn_connect(conn, false);
 	if (ret) {
-		conn_dev_teardown(conn);
-		free(conn->ops);
-		free(conn);
+		sacred_conn_destroy(conn);
 		return ret;
 	}
+	conn->broken = false;
+	conn->cause[0] = '\0';
 	conn->errmsg[0] = '\0';
 	*connp = conn;
 	return 0;
+}
+
+int sacred_conn_new_unconnected(const struct sacred_conn_attr *attr,
+				struct sacred_conn **connp)
+{
+	return conn_alloc(attr, connp);
 }
 
 /**

@@ -103,4 +103,13 @@ bool sacred_rmem_reviving(const struct sacred_rmem *rm);
  */
 int sacred_conn_cm_fd(const struct sacred_conn *conn);
 
+/*
+ * lib/conn.c: a connection as sacred_conn_create() makes it, but not
+ * connected yet: broken until sacred_conn_reconnect() or
+ * sacred_conn_reconnect_async() connects it (lib/rmem.c, for a memory
+ * never reached).
+ */
+int sacred_conn_new_unconnected(const struct sacred_conn_attr *attr,
+				struct sacred_conn **connp);
+
 #endif /* SACRED_LIB_INTERNAL_H */

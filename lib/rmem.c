@@ -78,20 +78,10 @@ struct sacred_rmem {
 	uint32_t regions[RMEM_REGIONS_MAX];
 	unsigned int nr_regions;
 	uint64_t perm_seq[SACRED_RMEM_MAX];
-	/* sacred_rmem_revive_lazy(): no attempt on memory i before this. */
-	uint64_t revive_at[SACRED_RMEM_MAX];
+	/* Memories never reached: their connection, until it connects. */
+	struct sacred_conn *pending[SACRED_RMEM_MAX];
 };
 
-/*
- * A failed first connect to a memory that does not answer blocks its
- * caller up to the memory's timeout. sacred_rmem_revive_lazy() tries such
- * a memory again only after REVIVE_BACKOFF times what the failed attempt
- * took: at most 1 / (REVIVE_BACKOFF + 1) of the caller's time goes to a
- * dead memory, while one that refuses at once (an instance down) is
- * retried as often as the caller asks. A broken connection is revived
- * without blocking (sacred_conn_reconnect_async()) and needs no back-off.
- */
-#define REVIVE_BACKOFF	15
 /*
  * Between attempts of one sacred_rmem_revive_lazy() that needs a quorum
  * back: from REVIVE_RETRY_MS, doubling up to REVIVE_RETRY_MAX_MS (an
@@ -209,6 +199,7 @@ void sacred_rmem_destroy(struct sacred_rmem *rm)
 		return;
 	for (i = 0; i < rm->nr_mems; i++) {
 		sacred_conn_destroy(rm->conns[i]);
+		sacred_conn_destroy(rm->pending[i]);
 		free(rm->rbuf[i]);
 	}
 	memset(rm->key, 0, sizeof(rm->key));
@@ -278,30 +269,65 @@ static void rmem_drop_stragglers(struct sacred_rmem *rm, unsigned int i)
 	rm->perm_seq[i] = 0;
 }
 
-/* One attempt to (re)connect memory @i, to the end: 0 or an error. */
-static int rmem_revive_one(struct sacred_rmem *rm, unsigned int i)
+/* A memory connected for the first time: what the others have attached. */
+static void rmem_attach_all(struct sacred_rmem *rm, unsigned int i)
 {
 	unsigned int r;
 
+	for (r = 0; r < rm->nr_regions; r++)
+		sacred_attach(rm->conns[i], rm->regions[r], NULL);
+}
+
+/* One attempt to (re)connect memory @i, to the end: 0 or an error. */
+static int rmem_revive_one(struct sacred_rmem *rm, unsigned int i)
+{
 	if (!rm->conns[i]) {
+		sacred_conn_destroy(rm->pending[i]);
+		rm->pending[i] = NULL;
 		if (sacred_conn_create(&rm->attr[i], &rm->conns[i])) {
 			rm->conns[i] = NULL;
 			return -ENOTCONN;
 		}
-		/* What the others have attached, this one too. */
-		for (r = 0; r < rm->nr_regions; r++)
-			sacred_attach(rm->conns[i], rm->regions[r], NULL);
+		rmem_attach_all(rm, i);
 		return 0;
 	}
 	rmem_drop_stragglers(rm, i);
 	return sacred_conn_reconnect(rm->conns[i]);
 }
 
-/* A broken connection's next step, without waiting (its old results go). */
+/*
+ * The next step of memory @i's connect, without waiting: a broken
+ * connection's (its old results go), or for a memory never reached, that
+ * of a connection made for it, which becomes its own once connected.
+ */
 static int rmem_reconnect_step(struct sacred_rmem *rm, unsigned int i)
 {
-	rmem_drop_stragglers(rm, i);
-	return sacred_conn_reconnect_async(rm->conns[i]);
+	int ret;
+
+	if (rm->conns[i]) {
+		rmem_drop_stragglers(rm, i);
+		return sacred_conn_reconnect_async(rm->conns[i]);
+	}
+	if (!rm->pending[i]) {
+		ret = sacred_conn_new_unconnected(&rm->attr[i],
+						  &rm->pending[i]);
+		if (ret)
+			return ret;
+	}
+	ret = sacred_conn_reconnect_async(rm->pending[i]);
+	if (!ret) {
+		rm->conns[i] = rm->pending[i];
+		rm->pending[i] = NULL;
+		rmem_attach_all(rm, i);
+	}
+	return ret;
+}
+
+/* The connection memory @i's attempt under way runs on, if any. */
+static struct sacred_conn *rmem_attempt(struct sacred_rmem *rm,
+					unsigned int i)
+{
+	return rm->conns[i] ?: rm->pending[i];
 }
 
 /**
@@ -339,8 +365,8 @@ int sacred_rmem_revive(struct sacred_rmem *rm)
  * starts new attempts after failed ones (backing off), up to the longest
  * timeout of those memories; with a quorum it returns, and attempts under
  * way go on at the next call (sacred_rmem_reviving()). A memory never
- * connected is connected with a blocking attempt, and after a failure
- * that took long tried again only after REVIVE_BACKOFF times as long.
+ * reached is connected the same way, on a connection of its own that
+ * becomes the memory's once connected, with every region attached.
  *
  * Return: the number of memories usable afterwards.
  */
@@ -349,18 +375,16 @@ int sacred_rmem_revive_lazy(struct sacred_rmem *rm)
 	struct pollfd pfd[SACRED_RMEM_MAX];
 	uint64_t retry_at[SACRED_RMEM_MAX] = { 0 };
 	unsigned int backoff[SACRED_RMEM_MAX];
-	bool done[SACRED_RMEM_MAX] = { false };
 	unsigned int i, up, nfds, active;
-	uint64_t t0, t, now, end, wake;
+	uint64_t now, end, wake;
 	int ret;
 
-	/* Time for a whole attempt at the slowest of the broken ones. */
+	/* Time for a whole attempt at the slowest of those to revive. */
 	now = rmem_now_ms();
 	end = now;
 	for (i = 0; i < rm->nr_mems; i++) {
 		backoff[i] = REVIVE_RETRY_MS;
-		if (rm->conns[i] && !rmem_usable(rm, i) &&
-		    now + rm->attr[i].timeout_ms > end)
+		if (!rmem_usable(rm, i) && now + rm->attr[i].timeout_ms > end)
 			end = now + rm->attr[i].timeout_ms;
 	}
 	for (;;) {
@@ -374,22 +398,6 @@ int sacred_rmem_revive_lazy(struct sacred_rmem *rm)
 				up++;
 				continue;
 			}
-			if (done[i])
-				continue;
-			t0 = rmem_now_ms();
-			if (!rm->conns[i]) {
-				done[i] = true;
-				if (t0 < rm->revive_at[i])
-					continue;
-				if (!rmem_revive_one(rm, i)) {
-					rm->revive_at[i] = 0;
-					up++;
-					continue;
-				}
-				t = rmem_now_ms();
-				rm->revive_at[i] = t + REVIVE_BACKOFF * (t - t0);
-				continue;
-			}
 			active++;
 			if (now < retry_at[i]) {
 				wake = retry_at[i] < wake ? retry_at[i] : wake;
@@ -400,7 +408,8 @@ int sacred_rmem_revive_lazy(struct sacred_rmem *rm)
 				active--;
 				up++;
 			} else if (ret == -EINPROGRESS) {
-				pfd[nfds].fd = sacred_conn_cm_fd(rm->conns[i]);
+				pfd[nfds].fd =
+					sacred_conn_cm_fd(rmem_attempt(rm, i));
 				pfd[nfds++].events = POLLIN;
 			} else {
 				/* Failed: anew after a pause, if still needed. */
@@ -432,12 +441,14 @@ int sacred_rmem_revive_lazy(struct sacred_rmem *rm)
  */
 bool sacred_rmem_reviving(const struct sacred_rmem *rm)
 {
+	const struct sacred_conn *c;
 	unsigned int i;
 
-	for (i = 0; i < rm->nr_mems; i++)
-		if (rm->conns[i] && sacred_conn_broken(rm->conns[i]) &&
-		    sacred_conn_cm_fd(rm->conns[i]) >= 0)
+	for (i = 0; i < rm->nr_mems; i++) {
+		c = rm->conns[i] ? rm->conns[i] : rm->pending[i];
+		if (c && sacred_conn_broken(c) && sacred_conn_cm_fd(c) >= 0)
 			return true;
+	}
 	return false;
 }
 

@@ -10,13 +10,11 @@
  * READER read only; process STRANGER is in no ACL.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <linux/sacred.h>
-#include <rdma/rdma_cma.h>
 
 #include "kselftest_harness.h"
 #include "sacred.h"
@@ -552,52 +550,6 @@ TEST_F(conn, kernel_memory_is_counted_per_object)
 	/* What is left: an empty instance's bytes and the peer's. */
 	EXPECT_EQ(empty.meta_bytes + (m3.meta_bytes - m0.meta_bytes) -
 		  (m2.meta_bytes - m1.meta_bytes), m6.meta_bytes);
-}
-
-/*
- * A listener that takes connect requests and never answers them: a
- * memory whose host is there but does not answer, as far as a process's
- * connect can tell. close_silent() turns the requests it got away.
- */
-struct silent {
-	struct rdma_event_channel *ch;
-	struct rdma_cm_id *id;
-};
-
-static int listen_silent(struct silent *sl, const struct sockaddr_storage *a)
-{
-	sl->ch = rdma_create_event_channel();
-	if (!sl->ch)
-		return -errno;
-	if (fcntl(sl->ch->fd, F_SETFL, O_NONBLOCK) ||
-	    rdma_create_id(sl->ch, &sl->id, NULL, RDMA_PS_TCP))
-		return -errno;
-	if (rdma_bind_addr(sl->id, (struct sockaddr *)a) ||
-	    rdma_listen(sl->id, 4))
-		return -errno;
-	return 0;
-}
-
-static unsigned int close_silent(struct silent *sl)
-{
-	struct rdma_cm_event *ev;
-	struct rdma_cm_id *req;
-	unsigned int n = 0;
-
-	while (sl->ch && !rdma_get_cm_event(sl->ch, &ev)) {
-		req = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ? ev->id : NULL;
-		rdma_ack_cm_event(ev);
-		if (req) {
-			rdma_reject(req, NULL, 0);
-			rdma_destroy_id(req);
-			n++;
-		}
-	}
-	if (sl->id)
-		rdma_destroy_id(sl->id);
-	if (sl->ch)
-		rdma_destroy_event_channel(sl->ch);
-	return n;
 }
 
 /* sacred_conn_reconnect_async() until it is done; the longest call. */

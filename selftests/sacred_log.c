@@ -57,6 +57,7 @@ struct proc {
 	int last_err;
 	atomic_uint refused;	/* proposals refused after a fence */
 	uint64_t first_commit_ms;
+	atomic_uint max_poll_ms;	/* the longest sacred_log_poll() */
 };
 
 FIXTURE(log) {
@@ -89,7 +90,7 @@ static void *proc_thread(void *arg)
 {
 	struct proc *p = arg;
 	char entry[ENTRY_LEN];
-	uint64_t index;
+	uint64_t index, t;
 	int ret;
 
 	while (!atomic_load(&p->stop)) {
@@ -97,7 +98,11 @@ static void *proc_thread(void *arg)
 			usleep(5000);
 			continue;
 		}
+		t = now_ms();
 		sacred_log_poll(p->log);
+		t = now_ms() - t;
+		if (t > atomic_load(&p->max_poll_ms))
+			atomic_store(&p->max_poll_ms, t);
 		if (sacred_log_is_leader(p->log) &&
 		    (int)atomic_load(&p->applied) < atomic_load(&p->target)) {
 			memset(entry, 0, sizeof(entry));
@@ -723,6 +728,45 @@ TEST_F(log, minority_of_memories_down_under_appends)
 	set_target(self, 50);
 	ASSERT_TRUE(wait_applied(self, 7, 50, 30000));
 	EXPECT_TRUE(history_ok(_metadata, self, 7));
+}
+
+/*
+ * A memory that answers nothing - down when a process starts, so that
+ * the process never reached it - costs the processes' polls nothing:
+ * their attempts to reach it run in steps that never wait (until
+ * 2026-11-26 the log's poll blocked for the memory's timeout, 1 s here,
+ * at the first attempt and after every back-off).
+ */
+TEST_F(log, memory_that_never_answers_costs_the_polls_nothing)
+{
+	struct silent sl = {};
+	unsigned int i, longest = 0;
+
+	set_target(self, 10);
+	ASSERT_TRUE(wait_applied(self, 7, 10, 20000));
+	proc_stop(&self->p[0], true);
+	ASSERT_EQ(0, sacred_mem_del(self->ctrl, self->mem[2].id));
+	self->have[2] = false;
+	ASSERT_EQ(0, listen_silent(&sl, &self->mem[2].addr));
+
+	/* P0 comes back, never reaching memory 2; P1 and P2 lost it. */
+	ASSERT_EQ(0, proc_restart(self, 0));
+	for (i = 0; i < NR_PROCS; i++)
+		atomic_store(&self->p[i].max_poll_ms, 0);
+	set_target(self, 40);
+	ASSERT_TRUE(wait_applied(self, 7, 40, 30000));
+	usleep(3000000);	/* three timeouts of attempts on memory 2 */
+	for (i = 0; i < NR_PROCS; i++) {
+		unsigned int t = atomic_load(&self->p[i].max_poll_ms);
+
+		EXPECT_EQ(0, sacred_rmem_up(self->p[i].rm) & 4);
+		longest = t > longest ? t : longest;
+		TH_LOG("P%u: longest poll %u ms", i, t);
+	}
+	if (!getenv("SACRED_CONN_TIMEOUT_MS"))
+		EXPECT_GT(500, longest);
+	EXPECT_TRUE(history_ok(_metadata, self, 7));
+	EXPECT_LE(1, close_silent(&sl));
 }
 
 TEST_HARNESS_MAIN

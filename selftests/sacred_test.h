@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Shared helpers of the sacred kselftests: running a shell command,
- * reading the rig's environment, dropping privileges.
+ * reading the rig's environment, dropping privileges, a memory that
+ * never answers.
  *
  * The tests run as root inside the SoftRoCE VM (scripts/vm-run), which
  * exports SACRED_RXE_DEVS ("rxe0 rxe1 rxe2"), SACRED_RXE_ADDRS and
@@ -17,8 +18,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <grp.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <rdma/rdma_cma.h>
 
 /*
  * Every test case gets 120 s instead of the harness's 30: the same
@@ -201,6 +205,52 @@ static inline int drop_privileges(void)
 	    setresuid(65534, 65534, 65534))
 		return -1;
 	return 0;
+}
+
+/*
+ * A listener that takes connect requests and never answers them: a
+ * memory whose host is there but does not answer, as far as a process's
+ * connect can tell. close_silent() turns the requests it got away.
+ */
+struct silent {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+};
+
+static inline int listen_silent(struct silent *sl, const struct sockaddr_storage *a)
+{
+	sl->ch = rdma_create_event_channel();
+	if (!sl->ch)
+		return -errno;
+	if (fcntl(sl->ch->fd, F_SETFL, O_NONBLOCK) ||
+	    rdma_create_id(sl->ch, &sl->id, NULL, RDMA_PS_TCP))
+		return -errno;
+	if (rdma_bind_addr(sl->id, (struct sockaddr *)a) ||
+	    rdma_listen(sl->id, 4))
+		return -errno;
+	return 0;
+}
+
+static inline unsigned int close_silent(struct silent *sl)
+{
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *req;
+	unsigned int n = 0;
+
+	while (sl->ch && !rdma_get_cm_event(sl->ch, &ev)) {
+		req = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ? ev->id : NULL;
+		rdma_ack_cm_event(ev);
+		if (req) {
+			rdma_reject(req, NULL, 0);
+			rdma_destroy_id(req);
+			n++;
+		}
+	}
+	if (sl->id)
+		rdma_destroy_id(sl->id);
+	if (sl->ch)
+		rdma_destroy_event_channel(sl->ch);
+	return n;
 }
 
 #endif /* _SACRED_TEST_H */
