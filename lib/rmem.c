@@ -362,8 +362,10 @@ int sacred_rmem_revive(struct sacred_rmem *rm)
  * attempt, as far as the answers already there take it. While fewer than
  * a quorum of memories are usable - a new leader whose connections an
  * earlier leader fenced needs them back - it also waits for answers and
- * starts new attempts after failed ones (backing off), up to the longest
- * timeout of those memories; with a quorum it returns, and attempts under
+ * starts new attempts after those refused as duplicates or run out
+ * (backing off), up to the longest timeout of those memories; a memory
+ * that refused otherwise (down, say) is asked again at the next call.
+ * With a quorum it returns, and attempts under
  * way go on at the next call (sacred_rmem_reviving()). A memory never
  * reached is connected the same way, on a connection of its own that
  * becomes the memory's once connected, with every region attached.
@@ -374,6 +376,7 @@ int sacred_rmem_revive_lazy(struct sacred_rmem *rm)
 {
 	struct pollfd pfd[SACRED_RMEM_MAX];
 	uint64_t retry_at[SACRED_RMEM_MAX] = { 0 };
+	bool done[SACRED_RMEM_MAX] = { false };
 	unsigned int backoff[SACRED_RMEM_MAX];
 	unsigned int i, up, nfds, active;
 	uint64_t now, end, wake;
@@ -398,6 +401,8 @@ int sacred_rmem_revive_lazy(struct sacred_rmem *rm)
 				up++;
 				continue;
 			}
+			if (done[i])
+				continue;
 			active++;
 			if (now < retry_at[i]) {
 				wake = retry_at[i] < wake ? retry_at[i] : wake;
@@ -411,8 +416,16 @@ int sacred_rmem_revive_lazy(struct sacred_rmem *rm)
 				pfd[nfds].fd =
 					sacred_conn_cm_fd(rmem_attempt(rm, i));
 				pfd[nfds++].events = POLLIN;
+			} else if (ret != -EADDRINUSE && ret != -ETIMEDOUT) {
+				/* It answered no: ask again at the next call. */
+				active--;
+				done[i] = true;
 			} else {
-				/* Failed: anew after a pause, if still needed. */
+				/*
+				 * Still held as a duplicate, or an attempt of
+				 * an earlier call ran out: anew after a pause,
+				 * if still needed.
+				 */
 				retry_at[i] = now + backoff[i];
 				if (backoff[i] < REVIVE_RETRY_MAX_MS)
 					backoff[i] *= 2;
