@@ -1537,9 +1537,12 @@ static int conn_sync_ready(struct sacred_conn *conn, const char *what)
 /* ------------------------------------------------------------------ */
 /* The API.                                                            */
 
-/* Check @attr and make a connection that is not connected yet (broken). */
-static int conn_alloc(const struct sacred_conn_attr *attr,
-		      struct sacred_conn **connp)
+/*
+ * Check @attr and make a connection that is not connected yet: broken
+ * until it connects (internal.h).
+ */
+int sacred_conn_new_unconnected(const struct sacred_conn_attr *attr,
+				struct sacred_conn **connp)
 {
 	struct sacred_conn *conn;
 	size_t salen;
@@ -1590,6 +1593,13 @@ static int conn_alloc(const struct sacred_conn_attr *attr,
 	return 0;
 }
 
+/* A connect attempt succeeded: the connection is whole again. */
+static void conn_connected(struct sacred_conn *conn)
+{
+	conn->broken = false;
+	conn->cause[0] = '\0';
+}
+
 /**
  * sacred_conn_create() - connect to a memory instance
  * @attr: where and who; see &struct sacred_conn_attr
@@ -1612,7 +1622,7 @@ int sacred_conn_create(const struct sacred_conn_attr *attr,
 	struct sacred_conn *conn;
 	int ret;
 
-	ret = conn_alloc(attr, &conn);
+	ret = sacred_conn_new_unconnected(attr, &conn);
 	if (ret)
 		return ret;
 	ret = conn_connect(conn, false);
@@ -1620,17 +1630,10 @@ int sacred_conn_create(const struct sacred_conn_attr *attr,
 		sacred_conn_destroy(conn);
 		return ret;
 	}
-	conn->broken = false;
-	conn->cause[0] = '\0';
+	conn_connected(conn);
 	conn->errmsg[0] = '\0';
 	*connp = conn;
 	return 0;
-}
-
-int sacred_conn_new_unconnected(const struct sacred_conn_attr *attr,
-				struct sacred_conn **connp)
-{
-	return conn_alloc(attr, connp);
 }
 
 /**
@@ -1676,8 +1679,7 @@ static int conn_reconnected(struct sacred_conn *conn, int ret)
 		memcpy(conn->cause, conn->errmsg, sizeof(conn->cause));
 		return ret;
 	}
-	conn->broken = false;
-	conn->cause[0] = '\0';
+	conn_connected(conn);
 	return conn_reattach(conn);
 }
 

@@ -324,7 +324,7 @@ static int rmem_reconnect_step(struct sacred_rmem *rm, unsigned int i)
 }
 
 /* The connection memory @i's attempt under way runs on, if any. */
-static struct sacred_conn *rmem_attempt(struct sacred_rmem *rm,
+static struct sacred_conn *rmem_attempt(const struct sacred_rmem *rm,
 					unsigned int i)
 {
 	return rm->conns[i] ?: rm->pending[i];
@@ -365,10 +365,10 @@ int sacred_rmem_revive(struct sacred_rmem *rm)
  * starts new attempts after those refused as duplicates or run out
  * (backing off), up to the longest timeout of those memories; a memory
  * that refused otherwise (down, say) is asked again at the next call.
- * With a quorum it returns, and attempts under
- * way go on at the next call (sacred_rmem_reviving()). A memory never
- * reached is connected the same way, on a connection of its own that
- * becomes the memory's once connected, with every region attached.
+ * With a quorum it returns, and attempts under way go on at the next call
+ * (sacred_rmem_reviving()). A memory never reached is connected the same
+ * way, on a connection of its own that becomes the memory's once
+ * connected, with every region attached.
  *
  * Return: the number of memories usable afterwards.
  */
@@ -458,13 +458,12 @@ bool sacred_rmem_reviving(const struct sacred_rmem *rm)
 	unsigned int i;
 
 	for (i = 0; i < rm->nr_mems; i++) {
-		c = rm->conns[i] ? rm->conns[i] : rm->pending[i];
+		c = rmem_attempt(rm, i);
 		if (c && sacred_conn_broken(c) && sacred_conn_cm_fd(c) >= 0)
 			return true;
 	}
 	return false;
 }
-
 
 /*
  * The error a call that missed its quorum returns: a refusal by a policy
