@@ -16,8 +16,11 @@
  *
  *   meta[p]       two cells per process: (mbal, commit) - p's promise and
  *                 how many entries p knows to be decided
- *   area[p][i]    two cells per process and index: the entry p accepted
- *                 at index i: (bal, index, commit, len, data)
+ *   snap[p]       two cells per process, with snapshots only: (index,
+ *                 len, state) - the state after the first index entries
+ *   area[p][s]    two cells per process and slot: the entry p accepted
+ *                 at an index i with i % capacity == s: (bal, index,
+ *                 commit, len, data)
  *
  * Every process writes only its own meta and area, and into the cell that
  * does not hold its last write a quorum took (as lib/pmp.c): a leader
@@ -71,8 +74,30 @@
  * timeouts), and one that opened again and cannot yet tell which of its
  * cells to keep (it asks the memories again on every heartbeat tick).
  *
- * The log has a fixed capacity (no trimming yet): appends beyond it fail
- * with -ENOSPC.
+ * Without snapshots the log holds capacity entries and appends beyond
+ * it fail with -ENOSPC. With snapshots (snapshot_max, and the
+ * application's snapshot and restore callbacks) it is a window of
+ * capacity slots over an unbounded sequence, in the style of Raft's log
+ * compaction: index i lives in slot i % capacity, and a cell says which
+ * index it holds. The leader writes a snapshot of its state (one cell,
+ * in pieces of at most max_io, all of them at a memory before it counts
+ * towards the quorum: sacred_rmem_chain()) every capacity / 2 appends,
+ * and never appends index i while its last snapshot a quorum took covers
+ * fewer than i - capacity + 1 entries (then it snapshots first, or the
+ * append fails with -ENOSPC if the application cannot). So the invariant
+ * is: an entry is overwritten only once a snapshot covering it sits on a
+ * quorum, in a cell its writer will not overwrite before a newer one
+ * does. A reader that finds, in any area, its next index's slot holding
+ * a later index knows it fell behind: it reads every process's snapshot
+ * pair from every memory that answers, takes the newest valid one past
+ * its applied entries and hands it to restore, then reads on from
+ * there. The check is per slot and over every area because a reader
+ * must never take a stale, lower-ballot entry for an index whose decided
+ * copy was overwritten in another area. A process opened again starts
+ * from a snapshot the same way, and a new leader recovers from one if it
+ * is that far behind. A leader overwrites its own slot in recovery
+ * without a snapshot of its own: the index it writes was appended before
+ * by a leader that had one covering the slot's older entry.
  *
  * Not thread-safe: one thread drives a handle (poll and propose).
  */
@@ -89,8 +114,28 @@
 
 #define LOG_META_HDR	16	/* mbal, commit */
 #define LOG_ENTRY_HDR	32	/* bal, index, commit, len, pad */
+#define LOG_SNAP_HDR	16	/* index, len */
+#define LOG_SNAP_MAX	(1U << 30)
 
 enum { LOG_FOLLOWER, LOG_LEADER };
+
+/**
+ * struct log_layout - the log region's cells
+ * @meta_cell: bytes of a meta cell
+ * @entry_cell: bytes of an entry cell
+ * @snap_cell: bytes of a snapshot cell; 0 without snapshots
+ * @snaps: offset of snap[0]
+ * @areas: offset of area[0][0]
+ * @size: bytes of the whole layout
+ */
+struct log_layout {
+	size_t meta_cell;
+	size_t entry_cell;
+	size_t snap_cell;
+	uint64_t snaps;
+	uint64_t areas;
+	uint64_t size;
+};
 
 /* A value of sacred_log.good[]: which own cell to keep is not known yet. */
 #define LOG_CELL_UNSURE	2
@@ -98,9 +143,7 @@ enum { LOG_FOLLOWER, LOG_LEADER };
 /**
  * struct sacred_log - one process's view of a replicated log
  * @a: as opened
- * @meta_cell: bytes of a meta cell
- * @entry_cell: bytes of an entry cell
- * @areas: offset of area[0][0]
+ * @lay: where the cells are
  * @role: LOG_FOLLOWER or LOG_LEADER
  * @b: ballot of the current leadership
  * @mbal: own promise
@@ -113,8 +156,11 @@ enum { LOG_FOLLOWER, LOG_LEADER };
  * @unsure_at: that index
  * @stand_after: abstain from the election until this many entries are
  *	delivered (the highest commit the metas showed at the open)
- * @good: per index, the own area cell holding the last completed write,
+ * @good: per slot, the own area cell holding the last completed write,
  *	or LOG_CELL_UNSURE
+ * @snap_good: the own snapshot cell holding the last completed write
+ * @snap_unsure: opened again, and @snap_good cannot be told yet
+ * @snap_index: entries the own last snapshot a quorum took covers
  * @next: leader: the next index to append
  * @committed: entries known decided: [0, @committed)
  * @applied: entries delivered to the callback
@@ -129,13 +175,15 @@ enum { LOG_FOLLOWER, LOG_LEADER };
  * @stats: counters
  * @cell: a cell being written
  * @bufs: per memory, a read buffer of max_io bytes
+ * @snap: a snapshot cell being written, or the best one read
+ * @sbufs: per memory, a snapshot cell pair being read
  * @tail: per index of a recovery or catch-up batch, the best entry seen
+ * @trim_at: in the last batch read, the first index found overwritten by
+ *	a later one (the batch's length if none)
  */
 struct sacred_log {
 	struct sacred_log_attr a;
-	size_t meta_cell;
-	size_t entry_cell;
-	uint64_t areas;
+	struct log_layout lay;
 	int role;
 	uint64_t b;
 	uint64_t mbal;
@@ -147,6 +195,9 @@ struct sacred_log {
 	uint64_t unsure_at;
 	uint64_t stand_after;
 	uint8_t *good;
+	uint8_t snap_good;
+	bool snap_unsure;
+	uint64_t snap_index;
 	uint64_t next;
 	uint64_t committed;
 	uint64_t applied;
@@ -161,8 +212,11 @@ struct sacred_log {
 	struct sacred_log_stats stats;
 	uint8_t *cell;
 	uint8_t *bufs[SACRED_RMEM_MAX];
+	uint8_t *snap;
+	uint8_t *sbufs[SACRED_RMEM_MAX];
 	struct log_best *tail;
 	unsigned int batch;
+	int trim_at;
 };
 
 /* The best copy of one index seen in a batch of reads. */
@@ -183,14 +237,59 @@ static uint64_t log_now_ms(void)
 static uint64_t log_meta_off(const struct sacred_log *l, unsigned int p,
 			     unsigned int c)
 {
-	return ((uint64_t)p * 2 + c) * l->meta_cell;
+	return ((uint64_t)p * 2 + c) * l->lay.meta_cell;
+}
+
+/* The slot of index @i. */
+static uint64_t log_slot(const struct sacred_log *l, uint64_t i)
+{
+	return i % l->a.capacity;
+}
+
+/* Slots from index @i's on to the end of the area: at most @cnt. */
+static uint64_t log_run(const struct sacred_log *l, uint64_t i, uint64_t cnt)
+{
+	uint64_t left = l->a.capacity - log_slot(l, i);
+
+	return cnt < left ? cnt : left;
 }
 
 static uint64_t log_entry_off(const struct sacred_log *l, unsigned int p,
 			      uint64_t i, unsigned int c)
 {
-	return l->areas +
-	       (((uint64_t)p * l->a.capacity + i) * 2 + c) * l->entry_cell;
+	return l->lay.areas +
+	       (((uint64_t)p * l->a.capacity + log_slot(l, i)) * 2 + c) *
+	       l->lay.entry_cell;
+}
+
+static uint64_t log_snap_off(const struct sacred_log *l, unsigned int p,
+			     unsigned int c)
+{
+	return l->lay.snaps + ((uint64_t)p * 2 + c) * l->lay.snap_cell;
+}
+
+/* The layout of @a's log region into @o: 0 or -EINVAL. */
+static int log_layout(const struct sacred_log_attr *a, struct log_layout *o)
+{
+	uint64_t metas;
+
+	if (!a->nr_procs || a->nr_procs > SACRED_LOG_MAX_PROCS ||
+	    !a->capacity || a->capacity > (1U << 24) ||
+	    a->entry_max > (1U << 20) || a->snapshot_max > LOG_SNAP_MAX)
+		return -EINVAL;
+	o->meta_cell = (SACRED_CELL_HDR + LOG_META_HDR + 7) & ~(size_t)7;
+	o->entry_cell = (SACRED_CELL_HDR + LOG_ENTRY_HDR + a->entry_max + 7) &
+			~(size_t)7;
+	o->snap_cell = a->snapshot_max ?
+		       (SACRED_CELL_HDR + LOG_SNAP_HDR + a->snapshot_max + 7) &
+		       ~(size_t)7 : 0;
+	metas = (uint64_t)a->nr_procs * 2 * o->meta_cell;
+	o->snaps = (metas + 63) & ~63ULL;
+	o->areas = (o->snaps + (uint64_t)a->nr_procs * 2 * o->snap_cell +
+		    63) & ~63ULL;
+	o->size = o->areas +
+		  (uint64_t)a->nr_procs * a->capacity * 2 * o->entry_cell;
+	return 0;
 }
 
 static void put64(uint8_t *p, uint64_t v)
@@ -227,13 +326,14 @@ static int log_pick(const uint8_t *pair, size_t cell, size_t hdr,
 
 /*
  * For a process that opened the log again: which own cell of the pair at
- * @off of l->bufs[k], for every memory k in @ok (those that answered a
+ * @off of @bufs[k], for every memory k in @ok (those that answered a
  * read of every memory), holds its last write a quorum took, by
  * sacred_cell_tally_good()'s rule - 0, 1 or LOG_CELL_UNSURE; @keep if no memory
  * holds a valid cell of the pair. Raises l->seq above every cell seen.
  */
-static int log_own_good(struct sacred_log *l, uint32_t ok, size_t off,
-			size_t cell, size_t hdr, int keep)
+static int log_own_good(struct sacred_log *l, uint8_t *const *bufs,
+			uint32_t ok, size_t off, size_t cell, size_t hdr,
+			int keep)
 {
 	unsigned int k, n = sacred_rmem_nr_mems(l->a.rm);
 	struct sacred_cell_tally t = { 0 };
@@ -243,7 +343,7 @@ static int log_own_good(struct sacred_log *l, uint32_t ok, size_t off,
 	for (k = 0; k < n; k++) {
 		if (!(ok & (1U << k)))
 			continue;
-		c = log_pick(l->bufs[k] + off, cell, hdr, &v);
+		c = log_pick(bufs[k] + off, cell, hdr, &v);
 		sacred_cell_tally_add(&t, c < 0 ? NULL : &v, c);
 	}
 	if (!t.have)
@@ -261,13 +361,11 @@ static int log_own_good(struct sacred_log *l, uint32_t ok, size_t off,
  */
 static int log_settle_area(struct sacred_log *l, uint64_t i)
 {
-	size_t pair = 2 * l->entry_cell;
+	size_t pair = 2 * l->lay.entry_cell;
 	struct sacred_rmem_result res;
-	uint64_t cnt = l->batch, j;
+	uint64_t cnt = log_run(l, i, l->batch), s = log_slot(l, i), j;
 	int ret;
 
-	if (cnt > l->a.capacity - i)
-		cnt = l->a.capacity - i;
 	ret = sacred_rmem_read(l->a.rm, l->a.log_region,
 			       log_entry_off(l, l->a.me, i, 0),
 			       (void *const *)l->bufs, cnt * pair, true, &res);
@@ -275,11 +373,12 @@ static int log_settle_area(struct sacred_log *l, uint64_t i)
 	if (ret)
 		return ret;
 	for (j = 0; j < cnt; j++)
-		if (l->good[i + j] == LOG_CELL_UNSURE)
-			l->good[i + j] = log_own_good(l, res.ok, j * pair,
-						      l->entry_cell,
+		if (l->good[s + j] == LOG_CELL_UNSURE)
+			l->good[s + j] = log_own_good(l, l->bufs, res.ok,
+						      j * pair,
+						      l->lay.entry_cell,
 						      LOG_ENTRY_HDR, 1);
-	l->area_unsure = l->good[i] == LOG_CELL_UNSURE;
+	l->area_unsure = l->good[s] == LOG_CELL_UNSURE;
 	l->unsure_at = i;
 	return l->area_unsure ? -ENOTCONN : 0;
 }
@@ -307,7 +406,7 @@ static int log_write_entry(struct sacred_log *l, uint64_t i, uint64_t bal,
 	uint8_t *payload;
 	int ret;
 
-	if (l->good[i] == LOG_CELL_UNSURE) {
+	if (l->good[log_slot(l, i)] == LOG_CELL_UNSURE) {
 		ret = log_settle_area(l, i);
 		if (ret)
 			return ret;
@@ -322,8 +421,8 @@ static int log_write_entry(struct sacred_log *l, uint64_t i, uint64_t bal,
 	put64(payload + 24, len);	/* len, then 4 bytes of padding */
 	memcpy(payload + LOG_ENTRY_HDR, data, len);
 	ret = log_write_cell(l, log_entry_off(l, l->a.me, i, 0),
-			     l->entry_cell, &l->good[i], payload,
-			     LOG_ENTRY_HDR + len);
+			     l->lay.entry_cell, &l->good[log_slot(l, i)],
+			     payload, LOG_ENTRY_HDR + len);
 	free(payload);
 	l->stats.round_trips++;
 	return ret;
@@ -336,7 +435,7 @@ static int log_write_meta(struct sacred_log *l, uint64_t mbal)
 
 	put64(payload, mbal);
 	put64(payload + 8, l->committed);
-	ret = log_write_cell(l, log_meta_off(l, l->a.me, 0), l->meta_cell,
+	ret = log_write_cell(l, log_meta_off(l, l->a.me, 0), l->lay.meta_cell,
 			     &l->meta_good, payload, sizeof(payload));
 	l->stats.round_trips++;
 	if (!ret)
@@ -363,7 +462,7 @@ static void log_scan_metas(struct sacred_log *l, uint32_t ok, uint64_t *mbal,
 			uint64_t x;
 
 			if (log_pick(l->bufs[k] + log_meta_off(l, p, 0),
-				     l->meta_cell, LOG_META_HDR, &v) < 0)
+				     l->lay.meta_cell, LOG_META_HDR, &v) < 0)
 				continue;
 			x = get64(v.data);
 			if (p != l->a.me && x > *mbal)
@@ -425,11 +524,11 @@ static int log_settle_meta(struct sacred_log *l)
 	for (k = 0; k < n; k++)
 		if ((res.ok & (1U << k)) &&
 		    log_pick(l->bufs[k] + log_meta_off(l, l->a.me, 0),
-			     l->meta_cell, LOG_META_HDR, &v) >= 0 &&
+			     l->lay.meta_cell, LOG_META_HDR, &v) >= 0 &&
 		    get64(v.data) > l->mbal)
 			l->mbal = get64(v.data);
-	good = log_own_good(l, res.ok, log_meta_off(l, l->a.me, 0),
-			    l->meta_cell, LOG_META_HDR, l->meta_good);
+	good = log_own_good(l, l->bufs, res.ok, log_meta_off(l, l->a.me, 0),
+			    l->lay.meta_cell, LOG_META_HDR, l->meta_good);
 	l->meta_unsure = good == LOG_CELL_UNSURE;
 	if (!l->meta_unsure)
 		l->meta_good = good;
@@ -438,29 +537,28 @@ static int log_settle_meta(struct sacred_log *l)
 
 /*
  * Read indices [@from, @from + l->batch) of every area from a quorum
- * each; l->tail[j] gets the best entry of index @from + j (bal 0: none),
- * *@commit the highest commit any entry carries. Returns the number of
- * indices read.
+ * each (not past the end of the area: no wrap within one read);
+ * l->tail[j] gets the best entry of index @from + j (bal 0: none),
+ * *@commit the highest commit any cell carries, and l->trim_at the first
+ * j whose slot holds a later index in some area (the entry of @from + j
+ * is gone: only a snapshot has it). Returns the number of indices read.
  */
 static int log_read_tail(struct sacred_log *l, uint64_t from,
 			 uint64_t *commit)
 {
 	unsigned int n = sacred_rmem_nr_mems(l->a.rm);
-	unsigned int cnt = l->batch, j, k, p;
+	unsigned int cnt = log_run(l, from, l->batch), j, k, p;
+	size_t pair = 2 * l->lay.entry_cell;
 	struct sacred_rmem_result res;
 	int ret;
 
-	if (from >= l->a.capacity)
-		return 0;
-	if (cnt > l->a.capacity - from)
-		cnt = l->a.capacity - from;
+	l->trim_at = (int)cnt;
 	for (j = 0; j < cnt; j++)
 		l->tail[j].bal = 0;
 	for (p = 0; p < l->a.nr_procs; p++) {
 		ret = sacred_rmem_read(l->a.rm, l->a.log_region,
 				       log_entry_off(l, p, from, 0),
-				       (void *const *)l->bufs,
-				       (size_t)cnt * 2 * l->entry_cell, false,
+				       (void *const *)l->bufs, cnt * pair, false,
 				       &res);
 		l->stats.round_trips++;
 		if (ret)
@@ -471,24 +569,27 @@ static int log_read_tail(struct sacred_log *l, uint64_t from,
 			for (j = 0; j < cnt; j++) {
 				const uint8_t *d;
 				struct sacred_cell_view v;
-				uint64_t bal, c;
+				uint64_t bal, c, i;
 				uint32_t len;
 
-				if (log_pick(l->bufs[k] + j * 2 * l->entry_cell,
-					     l->entry_cell, LOG_ENTRY_HDR,
+				if (log_pick(l->bufs[k] + j * pair,
+					     l->lay.entry_cell, LOG_ENTRY_HDR,
 					     &v) < 0)
 					continue;
 				d = v.data;
 				bal = get64(d);
+				i = get64(d + 8);
 				len = (uint32_t)get64(d + 24);
-				if (get64(d + 8) != from + j ||
-				    len != v.len - LOG_ENTRY_HDR ||
-				    len > l->a.entry_max)
+				if (len != v.len - LOG_ENTRY_HDR ||
+				    len > l->a.entry_max ||
+				    log_slot(l, i) != log_slot(l, from + j))
 					continue;
 				c = get64(d + 16);
 				if (c > *commit)
 					*commit = c;
-				if (bal <= l->tail[j].bal)
+				if (i > from + j && (int)j < l->trim_at)
+					l->trim_at = (int)j;
+				if (i != from + j || bal <= l->tail[j].bal)
 					continue;
 				l->tail[j].bal = bal;
 				l->tail[j].len = len;
@@ -497,6 +598,187 @@ static int log_read_tail(struct sacred_log *l, uint64_t from,
 		}
 	}
 	return cnt;
+}
+
+/*
+ * Process @p's snapshot cell pair from every memory that answers into
+ * l->sbufs, in reads of at most max_io bytes and only as far as the
+ * cells' own lengths reach; *@ok gets the memories that answered every
+ * read. Returns 0 when they are a quorum, else -ENOTCONN or a read's
+ * error.
+ */
+static int log_read_snaps(struct sacred_log *l, unsigned int p, uint32_t *ok)
+{
+	size_t max_io = sacred_rmem_max_io(l->a.rm), cell = l->lay.snap_cell;
+	size_t first = cell < max_io ? cell : max_io, need, at, len;
+	unsigned int k, c, n = sacred_rmem_nr_mems(l->a.rm), up = 0;
+	struct sacred_rmem_result res;
+	void *bufs[SACRED_RMEM_MAX];
+	uint32_t got = (1U << n) - 1, x;
+	int ret;
+
+	for (c = 0; c < 2; c++) {
+		for (k = 0; k < n; k++)
+			bufs[k] = l->sbufs[k] + c * cell;
+		ret = sacred_rmem_read(l->a.rm, l->a.log_region,
+				       log_snap_off(l, p, c), bufs, first, true,
+				       &res);
+		l->stats.round_trips++;
+		if (ret)
+			return ret;
+		got &= res.ok;
+		need = first;
+		for (k = 0; k < n; k++) {
+			if (!(got & (1U << k)))
+				continue;
+			memcpy(&x, (uint8_t *)bufs[k] + 12, 4);
+			len = SACRED_CELL_HDR + (size_t)le32toh(x);
+			if (len <= cell && len > need)
+				need = len;
+		}
+		for (at = first; at < need; at += max_io) {
+			for (k = 0; k < n; k++)
+				bufs[k] = l->sbufs[k] + c * cell + at;
+			ret = sacred_rmem_read(l->a.rm, l->a.log_region,
+					       log_snap_off(l, p, c) + at, bufs,
+					       need - at < max_io ?
+					       need - at : max_io, true, &res);
+			l->stats.round_trips++;
+			if (ret)
+				return ret;
+			got &= res.ok;
+		}
+	}
+	*ok = got;
+	for (k = 0; k < n; k++)
+		up += !!(got & (1U << k));
+	return up >= sacred_rmem_quorum(l->a.rm) ? 0 : -ENOTCONN;
+}
+
+/*
+ * Behind the trimmed part of the log: install the newest snapshot past
+ * l->applied found in any process's pair on the memories (a snapshot a
+ * quorum took is among them). Returns 0 once the state moved on, -EAGAIN
+ * if none was newer (the log moved on while this ran: try again), a
+ * read's error, or restore's.
+ */
+static int log_restore(struct sacred_log *l)
+{
+	unsigned int k, p, n = sacred_rmem_nr_mems(l->a.rm);
+	uint64_t best = l->applied, idx;
+	size_t best_len = 0;
+	uint32_t ok, len;
+	int ret;
+
+	if (!l->lay.snap_cell)
+		return -ENOSPC;
+	for (p = 0; p < l->a.nr_procs; p++) {
+		ret = log_read_snaps(l, p, &ok);
+		if (ret)
+			return ret;
+		for (k = 0; k < n; k++) {
+			struct sacred_cell_view v;
+
+			if (!(ok & (1U << k)) ||
+			    log_pick(l->sbufs[k], l->lay.snap_cell,
+				     LOG_SNAP_HDR, &v) < 0)
+				continue;
+			idx = get64(v.data);
+			len = (uint32_t)get64((const uint8_t *)v.data + 8);
+			if (len != v.len - LOG_SNAP_HDR ||
+			    len > l->a.snapshot_max || idx <= best)
+				continue;
+			best = idx;
+			best_len = len;
+			memcpy(l->snap, (const uint8_t *)v.data + LOG_SNAP_HDR,
+			       len);
+		}
+	}
+	if (best == l->applied)
+		return -EAGAIN;
+	ret = l->a.restore(l->a.arg, best, l->snap, best_len);
+	if (ret)
+		return ret < 0 ? ret : -EBADMSG;
+	l->applied = best;
+	if (l->committed < best)
+		l->committed = best;
+	l->stats.restores++;
+	return 0;
+}
+
+/*
+ * Opened again: which own snapshot cell holds the last write a quorum
+ * took (as log_settle_meta()). Returns 0, -ENOTCONN while it cannot be
+ * told, or a read's error.
+ */
+static int log_settle_snap(struct sacred_log *l)
+{
+	uint32_t ok;
+	int good, ret;
+
+	ret = log_read_snaps(l, l->a.me, &ok);
+	if (ret)
+		return ret;
+	good = log_own_good(l, l->sbufs, ok, 0, l->lay.snap_cell,
+			    LOG_SNAP_HDR, l->snap_good);
+	l->snap_unsure = good == LOG_CELL_UNSURE;
+	if (!l->snap_unsure)
+		l->snap_good = good;
+	return l->snap_unsure ? -ENOTCONN : 0;
+}
+
+/*
+ * Leader: a snapshot of the state after l->applied entries into the own
+ * snapshot cell that does not hold the last one a quorum took, in pieces
+ * of at most max_io sent in order at each memory; a memory counts when
+ * it took every piece. Returns 0; -ENOSPC when the application could not
+ * write one; -ENOTCONN while opened again and unsure of the own cells;
+ * the chain's errors.
+ */
+static int log_snapshot(struct sacred_log *l)
+{
+	struct sacred_io ops[SACRED_RMEM_CHAIN_MAX];
+	size_t max_io = sacred_rmem_max_io(l->a.rm), size, at;
+	uint8_t *payload = l->snap + SACRED_CELL_HDR;
+	unsigned int nops = 0;
+	uint64_t off;
+	ssize_t len;
+	int ret;
+
+	if (l->snap_unsure) {
+		ret = log_settle_snap(l);
+		if (ret)
+			return ret;
+	}
+	len = l->a.snapshot(l->a.arg, l->applied, payload + LOG_SNAP_HDR,
+			    l->a.snapshot_max);
+	if (len < 0 || (size_t)len > l->a.snapshot_max)
+		return -ENOSPC;
+	put64(payload, l->applied);
+	put64(payload + 8, len);
+	ret = sacred_cell_encode(l->snap, l->lay.snap_cell, ++l->seq,
+				 sacred_rmem_process_id(l->a.rm), payload,
+				 LOG_SNAP_HDR + len);
+	if (ret)
+		return ret;
+	size = SACRED_CELL_HDR + LOG_SNAP_HDR + len;
+	off = log_snap_off(l, l->a.me, 1 - l->snap_good);
+	for (at = 0; at < size; at += max_io)
+		ops[nops++] = (struct sacred_io){
+			.opcode = SACRED_IO_WRITE,
+			.region_id = l->a.log_region,
+			.offset = off + at,
+			.buf = l->snap + at,
+			.len = size - at < max_io ? size - at : max_io,
+		};
+	l->stats.round_trips += nops;
+	ret = sacred_rmem_chain(l->a.rm, ops, nops, NULL, NULL);
+	if (ret)
+		return ret;
+	l->snap_good = 1 - l->snap_good;
+	l->snap_index = l->applied;
+	l->stats.snapshots++;
+	return 0;
 }
 
 static void log_deliver(struct sacred_log *l, uint64_t i, const void *data,
@@ -549,7 +831,7 @@ static int log_takeover(struct sacred_log *l)
 
 	put64(payload, b);
 	put64(payload + 8, l->committed);
-	ret = sacred_cell_encode(l->cell, l->meta_cell, ++l->seq,
+	ret = sacred_cell_encode(l->cell, l->lay.meta_cell, ++l->seq,
 				 sacred_rmem_process_id(l->a.rm), payload,
 				 sizeof(payload));
 	if (ret)
@@ -566,7 +848,7 @@ static int log_takeover(struct sacred_log *l)
 		.region_id = l->a.log_region,
 		.offset = log_meta_off(l, l->a.me, 1 - l->meta_good),
 		.buf = l->cell,
-		.len = l->meta_cell,
+		.len = l->lay.meta_cell,
 	};
 	ops[2] = (struct sacred_io){
 		.opcode = SACRED_IO_READ,
@@ -596,7 +878,17 @@ static int log_takeover(struct sacred_log *l)
 		cnt = log_read_tail(l, i, &commit);
 		if (cnt < 0)
 			return cnt;
-		for (j = 0; j < cnt && l->tail[j].bal; j++, i++) {
+		if (cnt && !l->trim_at) {
+			/* That far behind: from a snapshot (it is decided). */
+			ret = log_restore(l);
+			if (ret)
+				return ret;
+			i = l->applied;
+			if (commit < l->committed)
+				commit = l->committed;
+			continue;
+		}
+		for (j = 0; j < l->trim_at && l->tail[j].bal; j++, i++) {
 			if (i >= commit) {
 				ret = log_write_entry(l, i, b, l->tail[j].data,
 						      l->tail[j].len);
@@ -606,7 +898,7 @@ static int log_takeover(struct sacred_log *l)
 			}
 			log_deliver(l, i, l->tail[j].data, l->tail[j].len);
 		}
-		if (j < cnt || !cnt)
+		if (j < l->trim_at || !cnt)
 			break;
 	}
 	l->committed = i;
@@ -635,13 +927,20 @@ static int log_catch_up(struct sacred_log *l)
 		cnt = log_read_tail(l, from, &commit);
 		if (cnt <= 0)
 			return cnt;
-		for (j = 0; j < cnt && from + j < commit && l->tail[j].bal;
-		     j++)
+		if (!l->trim_at) {
+			ret = log_restore(l);
+			if (ret)
+				return ret;
+			continue;
+		}
+		for (j = 0; j < l->trim_at && from + j < commit &&
+		     l->tail[j].bal; j++)
 			log_deliver(l, from + j, l->tail[j].data,
 				    l->tail[j].len);
 		if (l->applied > l->committed)
 			l->committed = l->applied;
-		if (j < cnt)
+		/* Stopped at a trimmed index: a snapshot, right away. */
+		if (j < cnt && j != l->trim_at)
 			return 0;
 	}
 }
@@ -746,7 +1045,7 @@ static bool log_led_before(struct sacred_log *l, uint32_t ok)
 	for (k = 0; k < n; k++)
 		if ((ok & (1U << k)) &&
 		    log_pick(l->bufs[k] + log_meta_off(l, l->a.me, 0),
-			     l->meta_cell, LOG_META_HDR, &v) >= 0)
+			     l->lay.meta_cell, LOG_META_HDR, &v) >= 0)
 			return true;
 	return false;
 }
@@ -774,6 +1073,39 @@ static int log_hb_floor(struct sacred_log *l)
 	return 0;
 }
 
+/* The log region on every memory attached is large enough: 0 or -ENOSPC. */
+static int log_check_size(struct sacred_log *l)
+{
+	unsigned int k, n = sacred_rmem_nr_mems(l->a.rm);
+
+	for (k = 0; k < n; k++) {
+		struct sacred_conn *c = sacred_rmem_conn(l->a.rm, k);
+		struct sacred_region_attr a;
+
+		if (c && !sacred_conn_broken(c) &&
+		    !sacred_conn_region(c, l->a.log_region, &a) &&
+		    a.size < l->lay.size)
+			return -ENOSPC;
+	}
+	return 0;
+}
+
+/**
+ * sacred_log_region_size() - bytes the log region needs
+ * @attr: the log, as it will be opened (rm, me and the callbacks are not
+ *	looked at)
+ *
+ * Return: the bytes, or 0 when @attr is not valid.
+ */
+uint64_t sacred_log_region_size(const struct sacred_log_attr *attr)
+{
+	struct log_layout lay;
+
+	if (!attr || log_layout(attr, &lay))
+		return 0;
+	return lay.size;
+}
+
 /**
  * sacred_log_open() - join a replicated log
  * @attr: see &struct sacred_log_attr
@@ -790,10 +1122,16 @@ static int log_hb_floor(struct sacred_log *l)
  * last promise; which of its cells it must keep is learnt the same way
  * before it writes one (see the header comment).
  *
+ * With snapshots, a process that finds the entries it needs next
+ * overwritten starts from the newest snapshot instead: restore runs, and
+ * the commit callback goes on from the snapshot's index.
+ *
  * Return: 0; -EINVAL; -ENOMEM; -EMSGSIZE when max_io of the replicated
- * memory cannot hold the metas or one entry; the errors of
- * sacred_rmem_attach() for either region and of the reads of the metas
- * and the heartbeats.
+ * memory cannot hold the metas or one entry, or a snapshot cell needs
+ * more than SACRED_RMEM_CHAIN_MAX writes of max_io; -ENOSPC when the log
+ * region on a memory is smaller than sacred_log_region_size(); the errors
+ * of sacred_rmem_attach() for either region and of the reads of the
+ * metas and the heartbeats.
  */
 int sacred_log_open(const struct sacred_log_attr *attr,
 		    struct sacred_log **lp)
@@ -805,38 +1143,37 @@ int sacred_log_open(const struct sacred_log_attr *attr,
 	size_t max_io;
 	int ret;
 
-	if (!attr || !lp || !attr->rm || !attr->nr_procs ||
-	    attr->nr_procs > SACRED_LOG_MAX_PROCS ||
-	    attr->me >= attr->nr_procs || !attr->capacity ||
-	    attr->capacity > (1U << 24) || attr->entry_max > (1U << 20) ||
-	    attr->hb_period_ms < 0 || attr->suspect_ms < 0)
+	if (!attr || !lp || !attr->rm || attr->me >= attr->nr_procs ||
+	    attr->hb_period_ms < 0 || attr->suspect_ms < 0 ||
+	    (attr->snapshot_max && (!attr->snapshot || !attr->restore)))
 		return -EINVAL;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
 	l->a = *attr;
+	ret = log_layout(attr, &l->lay);
+	if (ret)
+		goto err;
 	if (!l->a.hb_period_ms)
 		l->a.hb_period_ms = 10;
 	if (!l->a.suspect_ms)
 		l->a.suspect_ms = 200;
-	l->meta_cell = (SACRED_CELL_HDR + LOG_META_HDR + 7) & ~(size_t)7;
-	l->entry_cell = (SACRED_CELL_HDR + LOG_ENTRY_HDR + attr->entry_max +
-			 7) & ~(size_t)7;
-	l->areas = (log_meta_off(l, attr->nr_procs, 0) + 63) & ~63ULL;
 	l->meta_good = 1;
+	l->snap_good = 1;
 	l->leader = -1;
 	max_io = sacred_rmem_max_io(attr->rm);
-	l->batch = max_io / (2 * l->entry_cell);
+	l->batch = max_io / (2 * l->lay.entry_cell);
 	if (l->batch > 64)
 		l->batch = 64;
 	n = sacred_rmem_nr_mems(attr->rm);
 
 	ret = -EMSGSIZE;
-	if (!l->batch || log_meta_off(l, attr->nr_procs, 0) > max_io)
+	if (!l->batch || log_meta_off(l, attr->nr_procs, 0) > max_io ||
+	    l->lay.snap_cell > SACRED_RMEM_CHAIN_MAX * max_io)
 		goto err;
 	ret = -ENOMEM;
 	l->good = malloc(attr->capacity);
-	l->cell = malloc(l->entry_cell);
+	l->cell = malloc(l->lay.entry_cell);
 	l->tail = calloc(l->batch, sizeof(*l->tail));
 	if (!l->good || !l->cell || !l->tail)
 		goto err;
@@ -851,12 +1188,24 @@ int sacred_log_open(const struct sacred_log_attr *attr,
 		if (!l->bufs[k])
 			goto err;
 	}
+	if (l->lay.snap_cell) {
+		l->snap = malloc(l->lay.snap_cell);
+		if (!l->snap)
+			goto err;
+		for (k = 0; k < n; k++) {
+			l->sbufs[k] = malloc(2 * l->lay.snap_cell);
+			if (!l->sbufs[k])
+				goto err;
+		}
+	}
 	for (p = 0; p < attr->nr_procs; p++) {
 		l->hb_change[p] = now;
 		l->susp[p] = l->a.suspect_ms;
 	}
 
 	ret = sacred_rmem_attach(attr->rm, attr->log_region, NULL);
+	if (!ret)
+		ret = log_check_size(l);
 	if (!ret)
 		ret = sacred_rmem_attach(attr->rm, attr->hb_region, NULL);
 	if (!ret)
@@ -872,6 +1221,7 @@ int sacred_log_open(const struct sacred_log_attr *attr,
 	if (!ret && log_led_before(l, res.ok)) {
 		memset(l->good, LOG_CELL_UNSURE, attr->capacity);
 		l->meta_unsure = true;
+		l->snap_unsure = !!l->lay.snap_cell;
 		ret = log_settle_meta(l);
 		if (ret == -ENOTCONN)
 			ret = 0;	/* the takeover tries again */
@@ -897,8 +1247,11 @@ void sacred_log_close(struct sacred_log *l)
 
 	if (!l)
 		return;
-	for (k = 0; k < SACRED_RMEM_MAX; k++)
+	for (k = 0; k < SACRED_RMEM_MAX; k++) {
 		free(l->bufs[k]);
+		free(l->sbufs[k]);
+	}
+	free(l->snap);
 	if (l->tail)
 		for (k = 0; k < l->batch; k++)
 			free(l->tail[k].data);
@@ -1002,14 +1355,18 @@ static int log_why(struct sacred_log *l, int ret)
  * @index: gets its index; may be NULL
  *
  * One quorum write. On success the entry is decided and the commit
- * callback has run for it (and for every entry before it).
+ * callback has run for it (and for every entry before it). With
+ * snapshots, every capacity / 2 appends one also writes a snapshot first.
  *
  * Return: 0; -EREMOTE when this process does not lead (see
  * sacred_log_leader()); -EACCES when its write permission was revoked -
  * another process took over, and this one is a follower now; -ENOSPC when
- * the log is full; -EMSGSIZE, -EINVAL; -ENOTCONN, -ECONNRESET, -ETIMEDOUT
- * when no quorum of memories took the write (it may be decided later, by
- * the next leader's recovery): this process is a follower then too;
+ * the log is full (without snapshots: capacity entries; with them: the
+ * snapshot callback failed when one was needed); -EMSGSIZE, -EINVAL;
+ * -ENOTCONN, -ECONNRESET, -ETIMEDOUT when no quorum of memories took the
+ * write, or the snapshot that had to come first (the entry may be decided
+ * later, by the next leader's recovery): this process is a follower then
+ * too;
  * -ENOTCONN also when a process that opened the log again cannot tell yet
  * which own cell at the index to keep (nothing was written).
  */
@@ -1025,7 +1382,22 @@ int sacred_log_propose(struct sacred_log *l, const void *data, size_t len,
 		return -EMSGSIZE;
 	if (l->role != LOG_LEADER)
 		return -EREMOTE;
-	if (l->next >= l->a.capacity)
+	/*
+	 * Index next goes where next - capacity was: only once a snapshot
+	 * covers that entry. Taken every capacity / 2 appends so that it is
+	 * there in time; a failure is final only when it is needed now.
+	 */
+	if (l->lay.snap_cell &&
+	    l->next - l->snap_index >= (l->a.capacity + 1) / 2) {
+		ret = log_snapshot(l);
+		if (ret && l->next >= l->snap_index + l->a.capacity) {
+			if (ret == -ENOSPC || ret == -ENOMEM)
+				return ret;
+			log_step_down(l);
+			return log_why(l, ret);
+		}
+	}
+	if (l->next >= l->snap_index + l->a.capacity)
 		return -ENOSPC;
 	i = l->next;
 	ret = log_write_entry(l, i, l->b, data, len);

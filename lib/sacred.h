@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <linux/sacred.h>
 
 #ifdef __cplusplus
@@ -1301,21 +1302,46 @@ typedef void (*sacred_log_commit_fn)(void *arg, uint64_t index,
 				     const void *data, size_t len);
 
 /**
+ * sacred_log_snapshot_fn - write the state after the first @applied
+ * entries into @buf, at most @max bytes; return its length, or a negative
+ * errno (-ENOSPC: it does not fit)
+ */
+typedef ssize_t (*sacred_log_snapshot_fn)(void *arg, uint64_t applied,
+					  void *buf, size_t max);
+
+/**
+ * sacred_log_restore_fn - replace the whole state with a snapshot's, the
+ * state after the first @applied entries; 0, or a negative errno if @buf
+ * cannot be taken (the log then stays where it was)
+ */
+typedef int (*sacred_log_restore_fn)(void *arg, uint64_t applied,
+				     const void *buf, size_t len);
+
+/**
  * struct sacred_log_attr - a replicated log
  * @rm: the replicated memory; must outlive the log
  * @log_region: the log (same id on every memory): exclusive-writer, every
- *	process a read-write member; at least nr_procs * 80 (rounded up to
- *	64) + nr_procs * capacity * 2 * ((entry_max + 63) & ~7) bytes
+ *	process a read-write member; at least sacred_log_region_size()
+ *	bytes
  * @hb_region: heartbeats: static, everyone read-write, 8 * nr_procs bytes
  * @nr_procs: processes, 1 to SACRED_LOG_MAX_PROCS
  * @me: this process, 0 .. nr_procs - 1; the lowest alive one leads
- * @capacity: entries the log holds
+ * @capacity: entries the log holds; with snapshots, the window of the
+ *	latest entries it holds (index i in slot i % capacity)
  * @entry_max: the largest entry
  * @hb_period_ms: heartbeat period; 0 means 10
  * @suspect_ms: a process whose heartbeat did not move this long is
  *	suspected; 0 means 200
  * @commit: called for every decided entry, in order; may be NULL
- * @arg: passed to @commit
+ * @arg: passed to @commit, @snapshot and @restore
+ * @snapshot_max: 0: no snapshots, the log is full after @capacity
+ *	entries. Otherwise the largest snapshot (at most 1 GiB; one cell of
+ *	it must take at most SACRED_RMEM_CHAIN_MAX writes of max_io): the
+ *	leader writes one every @capacity / 2 appends, entries a snapshot
+ *	covers are overwritten, and a process that needs one of those
+ *	restores the newest snapshot instead
+ * @snapshot: with @snapshot_max, the state after the entries applied
+ * @restore: with @snapshot_max, install a snapshot
  */
 struct sacred_log_attr {
 	struct sacred_rmem *rm;
@@ -1329,6 +1355,9 @@ struct sacred_log_attr {
 	int suspect_ms;
 	sacred_log_commit_fn commit;
 	void *arg;
+	size_t snapshot_max;
+	sacred_log_snapshot_fn snapshot;
+	sacred_log_restore_fn restore;
 };
 
 /**
@@ -1338,6 +1367,8 @@ struct sacred_log_attr {
  * @appends: entries it appended as leader
  * @recovered: entries it accepted again in a takeover
  * @round_trips: quorum round trips of its log operations (not heartbeats)
+ * @snapshots: snapshots it wrote (as leader)
+ * @restores: snapshots it installed (it was behind the overwritten part)
  */
 struct sacred_log_stats {
 	uint64_t takeovers;
@@ -1345,14 +1376,27 @@ struct sacred_log_stats {
 	uint64_t appends;
 	uint64_t recovered;
 	uint64_t round_trips;
+	uint64_t snapshots;
+	uint64_t restores;
 };
+
+/**
+ * sacred_log_region_size() - bytes the log region of @attr needs; 0 for
+ * an invalid @attr
+ */
+uint64_t sacred_log_region_size(const struct sacred_log_attr *attr);
 
 /**
  * sacred_log_open() - join a replicated log
  *
  * A process that crashed may join again with its id (never while the old
- * one runs): it delivers the log again from the start, and learns from
- * the memories which of its cells it must keep (see lib/log.c).
+ * one runs): it delivers the log again from the start - or from the
+ * newest snapshot, once the start was overwritten - and learns from the
+ * memories which of its cells it must keep (see lib/log.c).
+ *
+ * Return: 0; -EINVAL; -ENOMEM; -EMSGSIZE (max_io too small); -ENOSPC (the
+ * log region is smaller than sacred_log_region_size()); the replicated
+ * memory's errors.
  */
 int sacred_log_open(const struct sacred_log_attr *attr,
 		    struct sacred_log **l);
@@ -1370,7 +1414,8 @@ int sacred_log_poll(struct sacred_log *l);
  * sacred_log_propose() - append an entry; leader only
  *
  * Return: 0 (decided, delivered); -EREMOTE (not the leader); -EACCES
- * (write permission lost: another process took over); -ENOSPC (full);
+ * (write permission lost: another process took over); -ENOSPC (full, or
+ * no snapshot when one was needed);
  * -ENOTCONN, -ECONNRESET, -ETIMEDOUT (no quorum); -EINVAL, -EMSGSIZE.
  */
 int sacred_log_propose(struct sacred_log *l, const void *data, size_t len,

@@ -4,14 +4,19 @@
  * leader appending, the leader crashing and a follower taking over, the
  * crashed leader coming back (and, unsure of its own cells, letting the
  * others lead until it can tell), an old leader that wakes up after it
- * was fenced, and a minority of memories going down under appends. Three processes (threads with a
- * replicated-memory handle each) drive their logs; every entry each one
- * delivers is recorded, and every run checks the histories: for every
- * index, every process delivered the same entry; every entry was
- * proposed; and every entry a leader saw committed is in the log.
+ * was fenced, and a minority of memories going down under appends; and
+ * a log with snapshots running far past its window of slots, with a
+ * process coming back after its start was overwritten, a fail-over, and
+ * a snapshot the application cannot take. Three processes (threads with
+ * a replicated-memory handle each) drive their logs; every entry each
+ * one delivers is recorded (the snapshots are that record), and every
+ * run checks the histories: for every index, every process delivered the
+ * same entry; every entry was proposed; and every entry a leader saw
+ * committed is in the log.
  *
  * Regions, the same ids on every instance: LOG (exclusive-writer, all
- * read-write), HB (static, all read-write).
+ * read-write), HB (static, all read-write); TRIM and SMALL for the logs
+ * with snapshots.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,6 +37,8 @@
 #define PID(i)		(601 + (i))
 #define LOG_REGION	1
 #define HB_REGION	2
+#define TRIM_REGION	3
+#define SMALL_REGION	4
 #define CAPACITY	256
 #define ENTRY_MAX	64
 #define ENTRY_LEN	32
@@ -58,6 +65,13 @@ struct proc {
 	atomic_uint refused;	/* proposals refused after a fence */
 	uint64_t first_commit_ms;
 	atomic_uint max_poll_ms;	/* the longest sacred_log_poll() */
+	/* A log with snapshots: its window (0: none), region and max_io. */
+	unsigned int window;
+	uint32_t log_region;
+	size_t max_io;
+	atomic_bool snap_fail;		/* the snapshot callback fails */
+	atomic_uint nospc;		/* proposals refused with -ENOSPC */
+	atomic_uint bad_snap;		/* callbacks called out of turn */
 };
 
 FIXTURE(log) {
@@ -84,6 +98,40 @@ static void on_commit(void *arg, uint64_t index, const void *data, size_t len)
 		memcpy(p->hist[index], data, len);
 		atomic_store(&p->applied, index + 1);
 	}
+}
+
+/* The state is the history itself: a snapshot is hist[0 .. applied). */
+static ssize_t on_snapshot(void *arg, uint64_t applied, void *buf,
+			   size_t max)
+{
+	struct proc *p = arg;
+	size_t len = applied * ENTRY_LEN;
+
+	if (atomic_load(&p->snap_fail))
+		return -ENOSPC;
+	if (applied != atomic_load(&p->applied) || applied > CAPACITY ||
+	    len > max) {
+		atomic_fetch_add(&p->bad_snap, 1);
+		return -EINVAL;
+	}
+	memcpy(buf, p->hist, len);
+	return len;
+}
+
+static int on_restore(void *arg, uint64_t applied, const void *buf,
+		      size_t len)
+{
+	struct proc *p = arg;
+
+	/* Never backwards, never a length that is not the history's. */
+	if (applied <= atomic_load(&p->applied) || applied > CAPACITY ||
+	    len != applied * ENTRY_LEN) {
+		atomic_fetch_add(&p->bad_snap, 1);
+		return -EBADMSG;
+	}
+	memcpy(p->hist, buf, len);
+	atomic_store(&p->applied, applied);
+	return 0;
 }
 
 static void *proc_thread(void *arg)
@@ -119,6 +167,10 @@ static void *proc_thread(void *arg)
 				p->last_err = ret;
 				if (ret == -EACCES)
 					atomic_fetch_add(&p->refused, 1);
+				if (ret == -ENOSPC) {
+					atomic_fetch_add(&p->nospc, 1);
+					usleep(1000);
+				}
 			}
 			continue;
 		}
@@ -142,22 +194,35 @@ static int region_everywhere(struct sacred_ctrl *ctrl,
 			     NR_PROCS, -1);
 }
 
-/* Open process @p's log on its replicated memory. */
-static int proc_open(struct proc *p)
+/* Process @p's log, as it opens it. */
+static struct sacred_log_attr proc_log_attr(struct proc *p)
 {
 	struct sacred_log_attr la = {
 		.rm = p->rm,
-		.log_region = LOG_REGION,
+		.log_region = p->window ? p->log_region : LOG_REGION,
 		.hb_region = HB_REGION,
 		.nr_procs = NR_PROCS,
 		.me = p->me,
-		.capacity = CAPACITY,
+		.capacity = p->window ? p->window : CAPACITY,
 		.entry_max = ENTRY_MAX,
 		.hb_period_ms = 10,
 		.suspect_ms = 300,
 		.commit = on_commit,
 		.arg = p,
 	};
+
+	if (p->window) {
+		la.snapshot_max = CAPACITY * ENTRY_LEN;
+		la.snapshot = on_snapshot;
+		la.restore = on_restore;
+	}
+	return la;
+}
+
+/* Open process @p's log on its replicated memory. */
+static int proc_open(struct proc *p)
+{
+	struct sacred_log_attr la = proc_log_attr(p);
 
 	return sacred_log_open(&la, &p->log);
 }
@@ -168,7 +233,7 @@ static int proc_start(FIXTURE_DATA(log) *self, unsigned int i)
 		.process_id = PID(i),
 		.nr_mems = NR_MEMS,
 		.mems = self->m,
-		.max_io = 65536,
+		.max_io = self->p[i].max_io ? self->p[i].max_io : 65536,
 	};
 	struct proc *p = &self->p[i];
 	int ret;
@@ -350,6 +415,67 @@ static void set_target(FIXTURE_DATA(log) *self, int n)
 
 	for (i = 0; i < NR_PROCS; i++)
 		atomic_store(&self->p[i].target, n);
+}
+
+/*
+ * Every process drops its log and opens one with snapshots instead:
+ * region TRIM, a window of @window slots, reads and writes of at most
+ * 4 KiB - so that a snapshot of the whole history (8 KiB) is written and
+ * read in pieces.
+ */
+static void use_trimmed_log(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(log) *self, unsigned int window)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_PROCS; i++) {
+		struct proc *p = &self->p[i];
+
+		proc_stop(p, false);
+		sacred_log_close(p->log);
+		p->log = NULL;
+		sacred_rmem_destroy(p->rm);
+		p->rm = NULL;
+		atomic_store(&p->stop, false);
+		atomic_store(&p->applied, 0);
+		memset(p->hist, 0, sizeof(p->hist));
+		p->nr_mine = 0;
+		p->first_commit_ms = 0;
+		p->window = window;
+		p->log_region = TRIM_REGION;
+		p->max_io = 4096;
+	}
+	ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem, TRIM_REGION,
+				       1 << 20,
+				       SACRED_POLICY_EXCLUSIVE_WRITER));
+	for (i = 0; i < NR_PROCS; i++)
+		ASSERT_EQ(0, proc_start(self, i));
+}
+
+/* The counters of every process, summed; the processes are stopped. */
+static void trimmed_stats(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(log) *self,
+			  struct sacred_log_stats *sum, unsigned int *bad)
+{
+	struct sacred_log_stats st;
+	unsigned int i;
+
+	memset(sum, 0, sizeof(*sum));
+	*bad = 0;
+	for (i = 0; i < NR_PROCS; i++) {
+		proc_stop(&self->p[i], false);
+		*bad += atomic_load(&self->p[i].bad_snap);
+		if (!self->p[i].log)
+			continue;
+		sacred_log_stats(self->p[i].log, &st);
+		TH_LOG("P%u: %llu appends, %llu snapshots, %llu restores",
+		       i, (unsigned long long)st.appends,
+		       (unsigned long long)st.snapshots,
+		       (unsigned long long)st.restores);
+		sum->appends += st.appends;
+		sum->snapshots += st.snapshots;
+		sum->restores += st.restores;
+	}
 }
 
 TEST_F(log, stable_leader_appends_followers_follow)
@@ -767,6 +893,153 @@ TEST_F(log, memory_that_never_answers_costs_the_polls_nothing)
 		EXPECT_GT(500, longest);
 	EXPECT_TRUE(history_ok(_metadata, self, 7));
 	EXPECT_LE(1, close_silent(&sl));
+}
+
+/*
+ * 200 entries through a window of 16 slots: the leader snapshots every 8
+ * appends and overwrites what its snapshots cover (without snapshots the
+ * 17th append fails with -ENOSPC); the followers keep up, or restore a
+ * snapshot when they fell behind, and all end with the same 200.
+ */
+TEST_F(log, log_with_snapshots_runs_far_past_its_window)
+{
+	struct sacred_log_stats sum;
+	unsigned int bad;
+
+	use_trimmed_log(_metadata, self, 16);
+	set_target(self, 200);
+	ASSERT_TRUE(wait_applied(self, 7, 200, 60000));
+	EXPECT_TRUE(history_ok(_metadata, self, 7));
+	trimmed_stats(_metadata, self, &sum, &bad);
+	EXPECT_EQ(0, bad);
+	EXPECT_LE(200, sum.appends);
+	/* One at least every window, from entry 16 on. */
+	EXPECT_LE((200 - 16) / 16, sum.snapshots);
+}
+
+/*
+ * A process crashes and comes back after the start of the log, and more,
+ * was overwritten: it starts from the newest snapshot (restore), then
+ * follows, and its history is everybody's.
+ */
+TEST_F(log, process_back_after_its_entries_were_overwritten_restores)
+{
+	struct sacred_log_stats st;
+
+	use_trimmed_log(_metadata, self, 16);
+	set_target(self, 20);
+	ASSERT_TRUE(wait_applied(self, 7, 20, 30000));
+	proc_stop(&self->p[2], true);
+	set_target(self, 100);
+	ASSERT_TRUE(wait_applied(self, 3, 100, 60000));
+	ASSERT_EQ(0, proc_restart(self, 2));
+	ASSERT_TRUE(wait_applied(self, 4, 100, 30000));
+	set_target(self, 120);
+	ASSERT_TRUE(wait_applied(self, 7, 120, 30000));
+	EXPECT_TRUE(history_ok(_metadata, self, 7));
+	proc_stop(&self->p[2], false);
+	sacred_log_stats(self->p[2].log, &st);
+	TH_LOG("P2 back: %llu restores", (unsigned long long)st.restores);
+	EXPECT_LE(1, st.restores);
+	EXPECT_EQ(0, atomic_load(&self->p[2].bad_snap));
+}
+
+/*
+ * The leader crashes deep into a log with snapshots: the new leader
+ * recovers the tail from the window, writes a snapshot of its own before
+ * it overwrites anything, and goes on; nothing the old leader saw
+ * committed is lost.
+ */
+TEST_F(log, fail_over_in_a_log_with_snapshots)
+{
+	struct sacred_log_stats sum;
+	unsigned int bad;
+
+	use_trimmed_log(_metadata, self, 16);
+	set_target(self, 150);
+	atomic_store(&self->p[0].target, 100);
+	ASSERT_TRUE(wait_applied(self, 1, 60, 30000));
+	proc_stop(&self->p[0], true);
+	ASSERT_TRUE(wait_applied(self, 6, 150, 60000));
+	EXPECT_TRUE(history_ok(_metadata, self, 6));
+	trimmed_stats(_metadata, self, &sum, &bad);
+	EXPECT_EQ(0, bad);
+}
+
+/*
+ * The application cannot write a snapshot: the leader appends until the
+ * window is used up - the entries its last snapshot covers plus 16 - and
+ * then refuses with -ENOSPC, overwriting nothing; once a snapshot can be
+ * taken again the log goes on.
+ */
+TEST_F(log, no_snapshot_no_overwrite)
+{
+	uint64_t end;
+	unsigned int i, a, most = 0, nospc = 0;
+
+	use_trimmed_log(_metadata, self, 16);
+	set_target(self, 10);
+	ASSERT_TRUE(wait_applied(self, 7, 10, 30000));
+	for (i = 0; i < NR_PROCS; i++)
+		atomic_store(&self->p[i].snap_fail, true);
+	set_target(self, 100);
+	end = now_ms() + 30000;
+	while (now_ms() < end && !nospc) {
+		usleep(10000);
+		for (i = 0; i < NR_PROCS; i++)
+			nospc += atomic_load(&self->p[i].nospc);
+	}
+	ASSERT_LT(0, nospc);
+	usleep(200000);
+	for (i = 0; i < NR_PROCS; i++) {
+		a = atomic_load(&self->p[i].applied);
+		most = a > most ? a : most;
+	}
+	TH_LOG("stopped at %u entries", most);
+	/* The snapshot at entry 8 covers up to there: 8 + 16 at most. */
+	EXPECT_LE(10, most);
+	EXPECT_GE(24, most);
+	for (i = 0; i < NR_PROCS; i++)
+		atomic_store(&self->p[i].snap_fail, false);
+	ASSERT_TRUE(wait_applied(self, 7, 100, 60000));
+	EXPECT_TRUE(history_ok(_metadata, self, 7));
+}
+
+/*
+ * sacred_log_region_size() says what the layout needs, and a log region
+ * smaller than that is refused at the open; snapshots without the
+ * callbacks are refused too.
+ */
+TEST_F(log, log_region_smaller_than_its_layout_is_refused)
+{
+	struct proc *p = &self->p[0];
+	struct sacred_log_attr la;
+	struct sacred_log *log = NULL;
+	uint64_t need, plain;
+
+	proc_stop(p, false);
+	sacred_log_close(p->log);
+	p->log = NULL;
+	la = proc_log_attr(p);
+	plain = sacred_log_region_size(&la);
+	/* Metas, then the areas: 3 x 256 slots x 2 cells of 120 bytes. */
+	EXPECT_EQ(256 + 3 * 256 * 2 * 120, plain);
+	p->window = 16;
+	p->log_region = SMALL_REGION;
+	la = proc_log_attr(p);
+	need = sacred_log_region_size(&la);
+	/* ... and 3 x 2 snapshot cells of 24 + 16 + 8192 bytes. */
+	EXPECT_EQ(((256 + 3 * 2 * 8232 + 63) & ~63) + 3 * 16 * 2 * 120, need);
+	ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem, SMALL_REGION,
+				       4096,
+				       SACRED_POLICY_EXCLUSIVE_WRITER));
+	EXPECT_EQ(-ENOSPC, sacred_log_open(&la, &log));
+	EXPECT_EQ(NULL, log);
+	la.restore = NULL;
+	EXPECT_EQ(-EINVAL, sacred_log_open(&la, &log));
+	EXPECT_EQ(0, sacred_log_region_size(NULL));
+	la.capacity = 0;
+	EXPECT_EQ(0, sacred_log_region_size(&la));
 }
 
 TEST_HARNESS_MAIN
