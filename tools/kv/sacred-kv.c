@@ -14,6 +14,11 @@
  * request number) at another replica; replicas apply each (client,
  * request) once and answer a retry from their table.
  *
+ * The log keeps a window of -c entries: every -c / 2 appends the leader
+ * writes a snapshot of the map and the duplicate table (kv_snapshot()),
+ * and a replica that needs entries overwritten since - one started
+ * again, or left behind - installs the newest snapshot (kv_restore()).
+ *
  * Replicas and clients meet in a directory (-d, default /tmp/sacred-kv):
  * replica i listens on DIR/kv-i.sock. A replica that does not lead
  * answers "not leader" with the leader it believes in.
@@ -49,7 +54,20 @@
 #define KV_PID_BASE		1000
 #define KV_LOG_REGION		1
 #define KV_HB_REGION		2
-#define KV_CAPACITY		4096
+#define KV_CAPACITY		1024
+/*
+ * A snapshot (kv_snapshot()): a header (magic, items, clients, the next
+ * client slot), then per item klen, vlen, key, val, and per client in
+ * use its slot, id, request and answer (status, leader, vlen, index,
+ * val). All little-endian.
+ */
+#define KV_SNAP_MAGIC		0x31534b53	/* "SKS1" */
+#define KV_SNAP_HDR		16
+#define KV_SNAP_ITEM		(2 + KV_KEY_MAX + KV_VAL_MAX)
+#define KV_SNAP_REPLY		(4 + 4 + 4 + 8 + KV_VAL_MAX)
+#define KV_SNAP_CLIENT		(4 + 8 + 8 + KV_SNAP_REPLY)
+#define KV_SNAP_MAX		(KV_SNAP_HDR + KV_MAP_MAX * KV_SNAP_ITEM + \
+				 KV_CLIENTS_MAX * KV_SNAP_CLIENT)
 
 static volatile sig_atomic_t kv_stop;
 
@@ -254,6 +272,154 @@ static void kv_apply(void *arg, uint64_t index, const void *data, size_t len)
 	cl->rep = st->last;
 }
 
+/*
+ * Snapshots: the log overwrites entries a snapshot covers, and a replica
+ * that needs them - restarted, or left behind - installs the newest
+ * snapshot instead (lib/log.c).
+ */
+static uint8_t *kv_put(uint8_t *p, uint64_t v, unsigned int bytes)
+{
+	unsigned int i;
+
+	for (i = 0; i < bytes; i++)
+		*p++ = (uint8_t)(v >> (8 * i));
+	return p;
+}
+
+static uint64_t kv_get(const uint8_t **p, unsigned int bytes)
+{
+	uint64_t v = 0;
+	unsigned int i;
+
+	for (i = 0; i < bytes; i++)
+		v |= (uint64_t)*(*p)++ << (8 * i);
+	return v;
+}
+
+static ssize_t kv_snapshot(void *arg, uint64_t applied, void *buf,
+			   size_t max)
+{
+	struct kv_state *st = arg;
+	uint8_t *p = buf, *nr_clients;
+	unsigned int i, n = 0;
+
+	if (applied != st->applied || max < KV_SNAP_MAX)
+		return -ENOSPC;
+	p = kv_put(p, KV_SNAP_MAGIC, 4);
+	p = kv_put(p, st->nr_items, 4);
+	nr_clients = p;
+	p = kv_put(p, 0, 4);
+	p = kv_put(p, st->next_client, 4);
+	for (i = 0; i < st->nr_items; i++) {
+		const struct kv_item *it = &st->items[i];
+
+		*p++ = it->klen;
+		*p++ = it->vlen;
+		memcpy(p, it->key, it->klen);
+		p += it->klen;
+		memcpy(p, it->val, it->vlen);
+		p += it->vlen;
+	}
+	for (i = 0; i < KV_CLIENTS_MAX; i++) {
+		const struct kv_client *cl = &st->clients[i];
+
+		if (!cl->client && !cl->req)
+			continue;
+		n++;
+		p = kv_put(p, i, 4);
+		p = kv_put(p, cl->client, 8);
+		p = kv_put(p, cl->req, 8);
+		p = kv_put(p, (uint32_t)cl->rep.status, 4);
+		p = kv_put(p, (uint32_t)cl->rep.leader, 4);
+		p = kv_put(p, cl->rep.vlen, 4);
+		p = kv_put(p, cl->rep.index, 8);
+		memcpy(p, cl->rep.val, cl->rep.vlen);
+		p += cl->rep.vlen;
+	}
+	kv_put(nr_clients, n, 4);
+	return p - (uint8_t *)buf;
+}
+
+/* Whether @n more bytes are left between *@p and @end. */
+static bool kv_left(const uint8_t *p, const uint8_t *end, size_t n)
+{
+	return (size_t)(end - p) >= n;
+}
+
+/* Parse a snapshot into @to (zeroed); false if it is malformed. */
+static bool kv_parse(struct kv_state *to, const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len;
+	unsigned int i, n;
+
+	if (!kv_left(p, end, KV_SNAP_HDR) || kv_get(&p, 4) != KV_SNAP_MAGIC)
+		return false;
+	to->nr_items = kv_get(&p, 4);
+	n = kv_get(&p, 4);
+	to->next_client = kv_get(&p, 4);
+	if (to->nr_items > KV_MAP_MAX || n > KV_CLIENTS_MAX ||
+	    to->next_client >= KV_CLIENTS_MAX)
+		return false;
+	for (i = 0; i < to->nr_items; i++) {
+		struct kv_item *it = &to->items[i];
+
+		if (!kv_left(p, end, 2))
+			return false;
+		it->klen = *p++;
+		it->vlen = *p++;
+		if (!it->klen || it->klen > KV_KEY_MAX ||
+		    it->vlen > KV_VAL_MAX ||
+		    !kv_left(p, end, it->klen + it->vlen))
+			return false;
+		memcpy(it->key, p, it->klen);
+		p += it->klen;
+		memcpy(it->val, p, it->vlen);
+		p += it->vlen;
+	}
+	for (i = 0; i < n; i++) {
+		struct kv_client *cl;
+		uint32_t slot;
+
+		if (!kv_left(p, end, KV_SNAP_CLIENT - KV_VAL_MAX))
+			return false;
+		slot = kv_get(&p, 4);
+		if (slot >= KV_CLIENTS_MAX)
+			return false;
+		cl = &to->clients[slot];
+		cl->client = kv_get(&p, 8);
+		cl->req = kv_get(&p, 8);
+		cl->rep.status = (int32_t)kv_get(&p, 4);
+		cl->rep.leader = (int32_t)kv_get(&p, 4);
+		cl->rep.vlen = kv_get(&p, 4);
+		cl->rep.index = kv_get(&p, 8);
+		if (cl->rep.vlen > KV_VAL_MAX ||
+		    !kv_left(p, end, cl->rep.vlen))
+			return false;
+		memcpy(cl->rep.val, p, cl->rep.vlen);
+		p += cl->rep.vlen;
+	}
+	return p == end;
+}
+
+static int kv_restore(void *arg, uint64_t applied, const void *buf,
+		      size_t len)
+{
+	struct kv_state *st = arg, *to = calloc(1, sizeof(*to));
+
+	if (!to)
+		return -ENOMEM;
+	if (!kv_parse(to, buf, len)) {
+		free(to);
+		return -EBADMSG;
+	}
+	to->applied = applied;
+	to->last_index = UINT64_MAX;
+	to->last.leader = -1;
+	*st = *to;
+	free(to);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* The replica.                                                        */
 
@@ -360,7 +526,8 @@ static void kv_replica_usage(FILE *f)
 		"  -P  process id of replica 0 (default %d)\n"
 		"  -L  log region id (default %d): exclusive-writer, every replica rw\n"
 		"  -H  heartbeat region id (default %d): static, every replica rw\n"
-		"  -c  log capacity in entries (default %d)\n"
+		"  -c  log window in entries (default %d): older ones are replaced by\n"
+		"      snapshots of the map\n"
 		"  -s  failure detector timeout in ms (default 200)\n"
 		"  -k  this replica's process key (%d raw bytes, from `sacred memory key`)\n"
 		"      for memory instances that have a master key; the same for all\n"
@@ -379,6 +546,9 @@ static int kv_replica(int argc, char **argv)
 		.hb_region = KV_HB_REGION,
 		.capacity = KV_CAPACITY,
 		.entry_max = sizeof(struct kv_cmd),
+		.snapshot_max = KV_SNAP_MAX,
+		.snapshot = kv_snapshot,
+		.restore = kv_restore,
 	};
 	static const struct option long_options[] = {
 		{ "help", no_argument, NULL, 'h' },
@@ -392,6 +562,8 @@ static int kv_replica(int argc, char **argv)
 	long v;
 	struct sacred_rmem *rm = NULL;
 	struct sacred_log *log = NULL;
+	struct sacred_log_stats ls = { 0 };
+	uint64_t restores = 0;
 	struct kv_state *st;
 	bool verbose = false, leading = false, have_me = false;
 	uint64_t t0 = kv_now_ms();
@@ -452,6 +624,15 @@ static int kv_replica(int argc, char **argv)
 	la.commit = kv_apply;
 	la.arg = st;
 	ret = sacred_log_open(&la, &log);
+	if (ret == -ENOSPC) {
+		fprintf(stderr,
+			"sacred-kv %u: log region %u is too small: it needs %llu bytes for %u replicas and -c %u\n",
+			la.me, la.log_region,
+			(unsigned long long)sacred_log_region_size(&la),
+			la.nr_procs, la.capacity);
+		ret = 1;
+		goto out;
+	}
 	if (ret) {
 		fprintf(stderr, "sacred-kv %u: opening the log: %s\n", la.me,
 			strerror(-ret));
@@ -476,6 +657,14 @@ static int kv_replica(int argc, char **argv)
 
 	while (!kv_stop) {
 		sacred_log_poll(log);
+		sacred_log_stats(log, &ls);
+		if (ls.restores != restores) {
+			restores = ls.restores;
+			if (verbose)
+				fprintf(stderr,
+					"sacred-kv %u: restored a snapshot of %llu entries (the log's older ones are overwritten)\n",
+					la.me, (unsigned long long)st->applied);
+		}
 		if (sacred_log_is_leader(log) != leading) {
 			leading = !leading;
 			if (verbose)
@@ -511,6 +700,12 @@ static int kv_replica(int argc, char **argv)
 	ret = 0;
 	for (i = 1; i < nfds; i++)
 		close(pfd[i].fd);
+	if (verbose)
+		fprintf(stderr,
+			"sacred-kv %u: stopped: log at %llu, %llu snapshots written, %llu restored\n",
+			la.me, (unsigned long long)st->applied,
+			(unsigned long long)ls.snapshots,
+			(unsigned long long)ls.restores);
 out:
 	if (lfd >= 0) {
 		char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -599,7 +794,8 @@ static int kv_cmp_u64(const void *a, const void *b)
 /*
  * bench COUNT [PREFIX]: COUNT puts in a row from one process, each timed;
  * prints min, median, p99, max and where the slowest one was - a leader
- * killed meanwhile shows up there as the fail-over.
+ * killed meanwhile shows up there as the fail-over. Progress goes to
+ * stderr every 100 puts (the demo kills the leader on it).
  */
 static int kv_bench(const char *dir, int nr, int timeout, int count,
 		    const char *prefix)
@@ -631,6 +827,8 @@ static int kv_bench(const char *dir, int nr, int timeout, int count,
 		lat[i] = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec - t0;
 		if (lat[i] > lat[worst_at])
 			worst_at = i;
+		if ((i + 1) % 100 == 0)
+			fprintf(stderr, "bench: %d of %d puts\n", i + 1, count);
 	}
 	printf("bench: %d puts, %d failed; the slowest was put %llu: %.1f ms\n",
 	       count, failed, (unsigned long long)worst_at,
