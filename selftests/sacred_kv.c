@@ -134,6 +134,26 @@ static pid_t start_replica(FIXTURE_DATA(kv) *self, unsigned int i)
 	return start_replica_key(self, i, NULL);
 }
 
+/*
+ * Whether replica @i listens (it has opened the log) within @ms. A test
+ * that kills replicas right after it started them waits for this first:
+ * under valgrind, a SIGTERM that reaches a child between fork() and
+ * exec() is queued by valgrind and lost with the exec, and the replica
+ * then runs for ever (seen as a teardown hanging in waitpid()).
+ */
+static bool listening(FIXTURE_DATA(kv) *self, unsigned int i, int ms)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/kv-%u.sock", self->dir, i);
+	for (; ms > 0; ms -= 20) {
+		if (!access(path, F_OK))
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
 FIXTURE_SETUP(kv)
 {
 	char dev[64], addr[64];
@@ -177,6 +197,8 @@ FIXTURE_SETUP(kv)
 		self->replica[i] = start_replica(self, i);
 		ASSERT_LT(0, self->replica[i]);
 	}
+	for (i = 0; i < NR_REPLICAS; i++)
+		ASSERT_TRUE(listening(self, i, 60000));
 }
 
 FIXTURE_TEARDOWN(kv)
@@ -186,6 +208,9 @@ FIXTURE_TEARDOWN(kv)
 	for (i = 0; i < NR_REPLICAS; i++) {
 		if (self->replica[i] <= 0)
 			continue;
+		if (waitpid(self->replica[i], NULL, WNOHANG) == self->replica[i])
+			continue;
+		listening(self, i, 10000);	/* exec'd: see listening() */
 		kill(self->replica[i], SIGTERM);
 		waitpid(self->replica[i], NULL, 0);
 	}
