@@ -1672,6 +1672,12 @@ static void conn_drop(struct sacred_conn *conn, bool wait)
 	snprintf(conn->cause, sizeof(conn->cause), "reconnecting");
 }
 
+void sacred_conn_drop(struct sacred_conn *conn)
+{
+	if (conn && conn->step == CONN_IDLE)
+		conn_drop(conn, true);
+}
+
 /* After a reconnect attempt that ended with @ret: attach again, or why not. */
 static int conn_reconnected(struct sacred_conn *conn, int ret)
 {

@@ -112,4 +112,13 @@ int sacred_conn_cm_fd(const struct sacred_conn *conn);
 int sacred_conn_new_unconnected(const struct sacred_conn_attr *attr,
 				struct sacred_conn **connp);
 
+/*
+ * lib/conn.c: break @conn as sacred_conn_reconnect() does before it
+ * connects again - operations fail, and an established rdma_cm
+ * connection is disconnected, waiting (up to 250 ms) for the instance to
+ * answer, so that it has let go of it when the next attempt arrives
+ * (lib/rmem.c, before the attempts of a blocking revive).
+ */
+void sacred_conn_drop(struct sacred_conn *conn);
+
 #endif /* SACRED_LIB_INTERNAL_H */

@@ -278,23 +278,6 @@ static void rmem_attach_all(struct sacred_rmem *rm, unsigned int i)
 		sacred_attach(rm->conns[i], rm->regions[r], NULL);
 }
 
-/* One attempt to (re)connect memory @i, to the end: 0 or an error. */
-static int rmem_revive_one(struct sacred_rmem *rm, unsigned int i)
-{
-	if (!rm->conns[i]) {
-		sacred_conn_destroy(rm->pending[i]);
-		rm->pending[i] = NULL;
-		if (sacred_conn_create(&rm->attr[i], &rm->conns[i])) {
-			rm->conns[i] = NULL;
-			return -ENOTCONN;
-		}
-		rmem_attach_all(rm, i);
-		return 0;
-	}
-	rmem_drop_stragglers(rm, i);
-	return sacred_conn_reconnect(rm->conns[i]);
-}
-
 /*
  * The next step of memory @i's connect, without waiting: a broken
  * connection's (its old results go), or for a memory never reached, that
@@ -330,49 +313,18 @@ static struct sacred_conn *rmem_attempt(const struct sacred_rmem *rm,
 	return rm->conns[i] ?: rm->pending[i];
 }
 
-/**
- * sacred_rmem_revive() - reconnect every memory that is not connected
- * @rm: the handle
- *
- * A broken connection is reconnected (its regions attached again, with
- * fresh keys: see sacred_conn_reconnect()), a memory never reached is
- * connected. Each attempt takes up to that memory's timeout when it does
- * not answer.
- *
- * Return: the number of memories usable afterwards.
+/*
+ * Reconnect the memories that are not usable, all at once, in steps that
+ * never wait for the network (sacred_conn_reconnect_async()), waiting
+ * between them on the rdma_cm channels. An attempt refused as a
+ * duplicate (the memory still holds the old connection) or run out is
+ * made anew after a back-off of 1 to 64 ms; one refused otherwise (the
+ * memory is down, say) is not. Returns when every memory is usable or
+ * refused, at the longest timeout of those not usable, or - @lazy - as
+ * soon as a quorum is usable, after taking the answers already there.
+ * Returns the number of memories usable.
  */
-int sacred_rmem_revive(struct sacred_rmem *rm)
-{
-	unsigned int i, up = 0;
-
-	for (i = 0; i < rm->nr_mems; i++)
-		if (rmem_usable(rm, i) || !rmem_revive_one(rm, i))
-			up++;
-	return up;
-}
-
-/**
- * sacred_rmem_revive_lazy() - sacred_rmem_revive() for callers on a timer
- * @rm: the handle
- *
- * For lib/log.c's poll, whose other work - a leader's appends, its
- * heartbeat - must not stop for a memory whose host is gone. A broken
- * connection is reconnected in steps that never wait for the network
- * (sacred_conn_reconnect_async()): the call starts or moves on every
- * attempt, as far as the answers already there take it. While fewer than
- * a quorum of memories are usable - a new leader whose connections an
- * earlier leader fenced needs them back - it also waits for answers and
- * starts new attempts after those refused as duplicates or run out
- * (backing off), up to the longest timeout of those memories; a memory
- * that refused otherwise (down, say) is asked again at the next call.
- * With a quorum it returns, and attempts under way go on at the next call
- * (sacred_rmem_reviving()). A memory never reached is connected the same
- * way, on a connection of its own that becomes the memory's once
- * connected, with every region attached.
- *
- * Return: the number of memories usable afterwards.
- */
-int sacred_rmem_revive_lazy(struct sacred_rmem *rm)
+static int rmem_revive(struct sacred_rmem *rm, bool lazy)
 {
 	struct pollfd pfd[SACRED_RMEM_MAX];
 	uint64_t retry_at[SACRED_RMEM_MAX] = { 0 };
@@ -382,6 +334,17 @@ int sacred_rmem_revive_lazy(struct sacred_rmem *rm)
 	uint64_t now, end, wake;
 	int ret;
 
+	/*
+	 * Waiting anyway: let the instances see the connections this
+	 * process breaks go first, or the new attempts meet them as
+	 * duplicates (and the instances would notice only when probing).
+	 */
+	for (i = 0; i < rm->nr_mems && !lazy; i++) {
+		if (rmem_usable(rm, i) || !rm->conns[i])
+			continue;
+		rmem_drop_stragglers(rm, i);
+		sacred_conn_drop(rm->conns[i]);
+	}
 	/* Time for a whole attempt at the slowest of those to revive. */
 	now = rmem_now_ms();
 	end = now;
@@ -435,7 +398,7 @@ int sacred_rmem_revive_lazy(struct sacred_rmem *rm)
 		if (!active)
 			return up;
 		now = rmem_now_ms();
-		if (up >= rm->quorum || now >= end) {
+		if ((lazy && up >= rm->quorum) || now >= end) {
 			/* Take the answers already there, then go. */
 			if (!nfds || poll(pfd, nfds, 0) <= 0)
 				return up;
@@ -443,6 +406,50 @@ int sacred_rmem_revive_lazy(struct sacred_rmem *rm)
 		}
 		poll(pfd, nfds, wake > now ? (int)(wake - now) : 0);
 	}
+}
+
+/**
+ * sacred_rmem_revive() - reconnect every memory that is not connected
+ * @rm: the handle
+ *
+ * A broken connection is reconnected (its regions attached again, with
+ * fresh keys: see sacred_conn_reconnect()), a memory never reached is
+ * connected. The attempts run at the same time, so the call takes about
+ * one connect, or the longest timeout of the memories that do not
+ * answer; an attempt the memory refuses as a duplicate (it still holds
+ * the broken connection) is made again within that time.
+ *
+ * Return: the number of memories usable afterwards.
+ */
+int sacred_rmem_revive(struct sacred_rmem *rm)
+{
+	return rmem_revive(rm, false);
+}
+
+/**
+ * sacred_rmem_revive_lazy() - sacred_rmem_revive() for callers on a timer
+ * @rm: the handle
+ *
+ * For lib/log.c's poll, whose other work - a leader's appends, its
+ * heartbeat - must not stop for a memory whose host is gone. A broken
+ * connection is reconnected in steps that never wait for the network
+ * (sacred_conn_reconnect_async()): the call starts or moves on every
+ * attempt, as far as the answers already there take it. While fewer than
+ * a quorum of memories are usable - a new leader whose connections an
+ * earlier leader fenced needs them back - it also waits for answers and
+ * starts new attempts after those refused as duplicates or run out
+ * (backing off), up to the longest timeout of those memories; a memory
+ * that refused otherwise (down, say) is asked again at the next call.
+ * With a quorum it returns, and attempts under way go on at the next call
+ * (sacred_rmem_reviving()). A memory never reached is connected the same
+ * way, on a connection of its own that becomes the memory's once
+ * connected, with every region attached.
+ *
+ * Return: the number of memories usable afterwards.
+ */
+int sacred_rmem_revive_lazy(struct sacred_rmem *rm)
+{
+	return rmem_revive(rm, true);
 }
 
 /**

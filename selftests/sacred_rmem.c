@@ -2,8 +2,9 @@
 /*
  * sacred_rmem - replicated memory over three memory instances (one per
  * rxe device): quorum writes and reads, a minority down, a majority down,
- * revival, and quorum changePermission on exclusive-writer regions, where
- * the process that lost write permission learns it from the quorum.
+ * revival (of several memories at once), and quorum changePermission on
+ * exclusive-writer regions, where the process that lost write permission
+ * learns it from the quorum.
  *
  * Every instance has region REGION (same id everywhere) with policy
  * exclusive-writer; processes A and B are members with read-write.
@@ -241,6 +242,40 @@ TEST_F(rmem, losing_write_permission_is_reported)
 	v = 400;
 	EXPECT_EQ(-EACCES, sacred_rmem_write(self->a, REGION, 0, &v,
 					     sizeof(v), NULL));
+}
+
+/*
+ * Two memories whose hosts take connect requests and answer none: a
+ * revive tries them at the same time, so it costs one timeout, not two
+ * (until 2026-11-26 it connected the memories one after the other).
+ */
+TEST_F(rmem, revive_tries_every_memory_at_once)
+{
+	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
+	uint64_t timeout = t ? atoi(t) : 1000, took;
+	double t0;
+	struct silent sl[2] = {};
+	unsigned int i;
+	uint64_t v = 7;
+
+	for (i = 1; i < NR_MEMS; i++) {
+		ASSERT_EQ(0, sacred_mem_del(self->ctrl, self->mem[i].id));
+		self->have[i] = false;
+		ASSERT_EQ(0, listen_silent(&sl[i - 1], &self->mem[i].addr));
+	}
+	/* The write finds both connections gone: no quorum. */
+	EXPECT_NE(0, sacred_rmem_write(self->a, REGION, 0, &v, sizeof(v),
+				       NULL));
+	EXPECT_EQ(1, sacred_rmem_up(self->a));
+	t0 = now_s();
+	EXPECT_EQ(1, sacred_rmem_revive(self->a));
+	took = (now_s() - t0) * 1000;
+	TH_LOG("revive with two silent memories: %llu ms (timeout %llu ms)",
+	       (unsigned long long)took, (unsigned long long)timeout);
+	EXPECT_LE(timeout * 9 / 10, took);
+	EXPECT_GT(timeout * 17 / 10, took);
+	for (i = 0; i < 2; i++)
+		EXPECT_LE(1, close_silent(&sl[i]));
 }
 
 TEST_HARNESS_MAIN
