@@ -297,8 +297,14 @@ int main(int argc, char **argv)
 		 bin, dir);
 	f = popen(cmd, "r");
 	printf("\n`sacred-kv bench 200` (its own client, 200 puts of new keys), its summary:\n\n");
-	while (f && fgets(line, sizeof(line), f))
+	while (f && fgets(line, sizeof(line), f)) {
+		int done, of;
+
+		/* Its progress lines ("bench: 100 of 200 puts") are no summary. */
+		if (sscanf(line, "bench: %d of %d puts", &done, &of) == 2)
+			continue;
 		printf("    %s", line);
+	}
 	ret = f ? pclose(f) : -1;
 	printf("\n(exit status %d)\n", ret == -1 ? -1 : WEXITSTATUS(ret));
 	printf("\nRun: %.0f s in the guest.\n", (now_us() - t_start) / 1e6);
