@@ -600,14 +600,29 @@ static int log_read_tail(struct sacred_log *l, uint64_t from,
 	return cnt;
 }
 
+/* Whether no memory was still to answer when a read returned. */
+static bool log_all_answered(const struct sacred_rmem_result *res)
+{
+	unsigned int k;
+
+	for (k = 0; k < res->nr_mems; k++)
+		if (res->status[k] == -EINPROGRESS)
+			return false;
+	return true;
+}
+
 /*
  * Process @p's snapshot cell pair from every memory that answers into
  * l->sbufs, in reads of at most max_io bytes and only as far as the
  * cells' own lengths reach; *@ok gets the memories that answered every
  * read. Returns 0 when they are a quorum, else -ENOTCONN or a read's
- * error.
+ * error. *@all: wait for every memory (sacred_rmem_read()); cleared once
+ * one did not answer in time, so that a memory whose host is gone costs
+ * one timeout, not one per read - the memories that still count then
+ * answer every quorum read.
  */
-static int log_read_snaps(struct sacred_log *l, unsigned int p, uint32_t *ok)
+static int log_read_snaps(struct sacred_log *l, unsigned int p,
+			  uint32_t *ok, bool *all)
 {
 	size_t max_io = sacred_rmem_max_io(l->a.rm), cell = l->lay.snap_cell;
 	size_t first = cell < max_io ? cell : max_io, need, at, len;
@@ -621,12 +636,13 @@ static int log_read_snaps(struct sacred_log *l, unsigned int p, uint32_t *ok)
 		for (k = 0; k < n; k++)
 			bufs[k] = l->sbufs[k] + c * cell;
 		ret = sacred_rmem_read(l->a.rm, l->a.log_region,
-				       log_snap_off(l, p, c), bufs, first, true,
+				       log_snap_off(l, p, c), bufs, first, *all,
 				       &res);
 		l->stats.round_trips++;
 		if (ret)
 			return ret;
 		got &= res.ok;
+		*all = *all && log_all_answered(&res);
 		need = first;
 		for (k = 0; k < n; k++) {
 			if (!(got & (1U << k)))
@@ -642,11 +658,12 @@ static int log_read_snaps(struct sacred_log *l, unsigned int p, uint32_t *ok)
 			ret = sacred_rmem_read(l->a.rm, l->a.log_region,
 					       log_snap_off(l, p, c) + at, bufs,
 					       need - at < max_io ?
-					       need - at : max_io, true, &res);
+					       need - at : max_io, *all, &res);
 			l->stats.round_trips++;
 			if (ret)
 				return ret;
 			got &= res.ok;
+			*all = *all && log_all_answered(&res);
 		}
 	}
 	*ok = got;
@@ -668,12 +685,13 @@ static int log_restore(struct sacred_log *l)
 	uint64_t best = l->applied, idx;
 	size_t best_len = 0;
 	uint32_t ok, len;
+	bool all = true;
 	int ret;
 
 	if (!l->lay.snap_cell)
 		return -ENOSPC;
 	for (p = 0; p < l->a.nr_procs; p++) {
-		ret = log_read_snaps(l, p, &ok);
+		ret = log_read_snaps(l, p, &ok, &all);
 		if (ret)
 			return ret;
 		for (k = 0; k < n; k++) {
@@ -713,10 +731,11 @@ static int log_restore(struct sacred_log *l)
  */
 static int log_settle_snap(struct sacred_log *l)
 {
+	bool all = true;
 	uint32_t ok;
 	int good, ret;
 
-	ret = log_read_snaps(l, l->a.me, &ok);
+	ret = log_read_snaps(l, l->a.me, &ok, &all);
 	if (ret)
 		return ret;
 	good = log_own_good(l, l->sbufs, ok, 0, l->lay.snap_cell,
