@@ -26,7 +26,9 @@
  * does not hold its last write a quorum took (as lib/pmp.c): a leader
  * revoked in the middle of a write can tear only its own newer cell,
  * never an entry that is decided. The value of index i is the entry with
- * the highest bal at i over all areas of a quorum of memories.
+ * the highest bal at i over all areas of a quorum of memories - unless a
+ * later index shows in i's slot of any area: then i was overwritten, and
+ * only a snapshot has it (see the end of this comment).
  *
  * Heartbeats: region hb_region (static, everyone read-write) holds one
  * 8-byte counter per process; each process bumps its own every
@@ -41,11 +43,12 @@
  *
  * Becoming leader with ballot b (takeover), at each memory in order:
  * changePermission(write), write own meta (mbal = b), read every meta;
- * abort if a higher mbal shows. Then recovery: from the highest commit
- * any meta or entry shows, read every area index by index; every entry
- * found is accepted again with ballot b in own area (one quorum write
- * each), up to the first index no area holds. Then the log is decided up
- * to there, and appends begin.
+ * abort if a higher mbal shows. Then recovery: from the first entry not
+ * delivered here, read every area index by index (restoring a snapshot
+ * first if that entry was overwritten); every entry found past the
+ * highest commit any meta or entry shows is accepted again with ballot b
+ * in own area (one quorum write each), up to the first index no area
+ * holds. Then the log is decided up to there, and appends begin.
  *
  * Appending: write (b, i, commit, data) into own area at the next index:
  * one round trip. A quorum took it: decided, the commit callback runs. A
@@ -81,7 +84,8 @@
  * compaction: index i lives in slot i % capacity, and a cell says which
  * index it holds. The leader writes a snapshot of its state (one cell,
  * in pieces of at most max_io, all of them at a memory before it counts
- * towards the quorum: sacred_rmem_chain()) every capacity / 2 appends,
+ * towards the quorum: sacred_rmem_chain()) every capacity / 2 appends
+ * (rounded up),
  * and never appends index i while its last snapshot a quorum took covers
  * fewer than i - capacity + 1 entries (then it snapshots first, or the
  * append fails with -ENOSPC if the application cannot). So the invariant
@@ -89,9 +93,10 @@
  * quorum, in a cell its writer will not overwrite before a newer one
  * does. A reader that finds, in any area, its next index's slot holding
  * a later index knows it fell behind: it reads every process's snapshot
- * pair from every memory that answers, takes the newest valid one past
- * its applied entries and hands it to restore, then reads on from
- * there. The check is per slot and over every area because a reader
+ * cells from the memories, takes the newest valid one past its applied
+ * entries and hands it to restore, then reads on from there. A process
+ * opened again that led before settles which of its own snapshot cells
+ * to keep as it does for its meta, and abstains until it can tell. The check is per slot and over every area because a reader
  * must never take a stale, lower-ballot entry for an index whose decided
  * copy was overwritten in another area. A process opened again starts
  * from a snapshot the same way, and a new leader recovers from one if it
@@ -116,6 +121,12 @@
 #define LOG_ENTRY_HDR	32	/* bal, index, commit, len, pad */
 #define LOG_SNAP_HDR	16	/* index, len */
 #define LOG_SNAP_MAX	(1U << 30)
+/*
+ * Batches read, or snapshots restored, by one follower's poll at most:
+ * behind a leader that appends without pause, catching up would
+ * otherwise never return (and the follower's heartbeat would stop).
+ */
+#define LOG_CATCH_UP_MAX	16
 
 enum { LOG_FOLLOWER, LOG_LEADER };
 
@@ -612,27 +623,27 @@ static bool log_all_answered(const struct sacred_rmem_result *res)
 }
 
 /*
- * Process @p's snapshot cell pair from every memory that answers into
- * l->sbufs, in reads of at most max_io bytes and only as far as the
- * cells' own lengths reach; *@ok gets the memories that answered every
- * read. Returns 0 when they are a quorum, else -ENOTCONN or a read's
- * error. *@all: wait for every memory (sacred_rmem_read()); cleared once
- * one did not answer in time, so that a memory whose host is gone costs
- * one timeout, not one per read - the memories that still count then
- * answer every quorum read.
+ * Process @p's snapshot cells from the memories into l->sbufs (cell c of
+ * memory k at l->sbufs[k] + c * snap_cell), in reads of at most max_io
+ * bytes and only as far as the cells' own lengths reach; @okc[c] gets
+ * the memories that sent every piece of cell c. *@all: wait for every
+ * memory (sacred_rmem_read()); cleared once one did not answer a read in
+ * time, so that a memory whose host is gone costs one timeout, not one
+ * per read. Returns 0 or a read's error.
  */
 static int log_read_snaps(struct sacred_log *l, unsigned int p,
-			  uint32_t *ok, bool *all)
+			  uint32_t *okc, bool *all)
 {
 	size_t max_io = sacred_rmem_max_io(l->a.rm), cell = l->lay.snap_cell;
 	size_t first = cell < max_io ? cell : max_io, need, at, len;
-	unsigned int k, c, n = sacred_rmem_nr_mems(l->a.rm), up = 0;
+	unsigned int k, c, n = sacred_rmem_nr_mems(l->a.rm);
 	struct sacred_rmem_result res;
 	void *bufs[SACRED_RMEM_MAX];
-	uint32_t got = (1U << n) - 1, x;
+	uint32_t got, x;
 	int ret;
 
 	for (c = 0; c < 2; c++) {
+		got = (1U << n) - 1;
 		for (k = 0; k < n; k++)
 			bufs[k] = l->sbufs[k] + c * cell;
 		ret = sacred_rmem_read(l->a.rm, l->a.log_region,
@@ -665,41 +676,45 @@ static int log_read_snaps(struct sacred_log *l, unsigned int p,
 			got &= res.ok;
 			*all = *all && log_all_answered(&res);
 		}
+		okc[c] = got;
 	}
-	*ok = got;
-	for (k = 0; k < n; k++)
-		up += !!(got & (1U << k));
-	return up >= sacred_rmem_quorum(l->a.rm) ? 0 : -ENOTCONN;
+	return 0;
 }
 
 /*
  * Behind the trimmed part of the log: install the newest snapshot past
- * l->applied found in any process's pair on the memories (a snapshot a
- * quorum took is among them). Returns 0 once the state moved on, -EAGAIN
- * if none was newer (the log moved on while this ran: try again), a
- * read's error, or restore's.
+ * l->applied found in any process's cells on the memories. Any valid one
+ * is a safe state (its writer applied decided entries only, in order);
+ * every cell is read from a quorum, so the newest one a quorum took is
+ * found unless its writer is overwriting it meanwhile. Returns 0 once the
+ * state moved on, -EAGAIN if none was newer (the log moved on while this
+ * ran: try again), a read's error, restore's, or -EBADMSG for a positive
+ * return of restore.
  */
 static int log_restore(struct sacred_log *l)
 {
-	unsigned int k, p, n = sacred_rmem_nr_mems(l->a.rm);
+	unsigned int c, k, p, n = sacred_rmem_nr_mems(l->a.rm);
 	uint64_t best = l->applied, idx;
 	size_t best_len = 0;
-	uint32_t ok, len;
+	uint32_t okc[2], len;
 	bool all = true;
 	int ret;
 
 	if (!l->lay.snap_cell)
 		return -ENOSPC;
 	for (p = 0; p < l->a.nr_procs; p++) {
-		ret = log_read_snaps(l, p, &ok, &all);
+		ret = log_read_snaps(l, p, okc, &all);
 		if (ret)
 			return ret;
-		for (k = 0; k < n; k++) {
+		for (k = 0; k < 2 * n; k++) {
 			struct sacred_cell_view v;
 
-			if (!(ok & (1U << k)) ||
-			    log_pick(l->sbufs[k], l->lay.snap_cell,
-				     LOG_SNAP_HDR, &v) < 0)
+			c = k % 2;
+			if (!(okc[c] & (1U << (k / 2))) ||
+			    sacred_cell_decode(l->sbufs[k / 2] +
+					       c * l->lay.snap_cell,
+					       l->lay.snap_cell, &v) ||
+			    v.len < LOG_SNAP_HDR)
 				continue;
 			idx = get64(v.data);
 			len = (uint32_t)get64((const uint8_t *)v.data + 8);
@@ -731,13 +746,19 @@ static int log_restore(struct sacred_log *l)
  */
 static int log_settle_snap(struct sacred_log *l)
 {
+	unsigned int k, up = 0;
+	uint32_t okc[2], ok;
 	bool all = true;
-	uint32_t ok;
 	int good, ret;
 
-	ret = log_read_snaps(l, l->a.me, &ok, &all);
+	ret = log_read_snaps(l, l->a.me, okc, &all);
 	if (ret)
 		return ret;
+	ok = okc[0] & okc[1];
+	for (k = 0; k < sacred_rmem_nr_mems(l->a.rm); k++)
+		up += !!(ok & (1U << k));
+	if (up < sacred_rmem_quorum(l->a.rm))
+		return -ENOTCONN;
 	good = log_own_good(l, l->sbufs, ok, 0, l->lay.snap_cell,
 			    LOG_SNAP_HDR, l->snap_good);
 	l->snap_unsure = good == LOG_CELL_UNSURE;
@@ -931,6 +952,7 @@ static int log_takeover(struct sacred_log *l)
 static int log_catch_up(struct sacred_log *l)
 {
 	uint64_t mbal, commit = 0;
+	unsigned int rounds;
 	int cnt, j, ret;
 
 	ret = log_read_metas(l, &mbal, &commit);
@@ -938,7 +960,7 @@ static int log_catch_up(struct sacred_log *l)
 		return ret;
 	if (mbal > l->max_seen)
 		l->max_seen = mbal;
-	for (;;) {
+	for (rounds = 0; rounds < LOG_CATCH_UP_MAX; rounds++) {
 		uint64_t from = l->applied;
 
 		if (commit <= from)
@@ -962,13 +984,14 @@ static int log_catch_up(struct sacred_log *l)
 		if (j < cnt && j != l->trim_at)
 			return 0;
 	}
+	return 0;	/* more at the next poll */
 }
 
 /* Whether this process may not lead yet (see the header comment). */
 static bool log_abstains(const struct sacred_log *l)
 {
 	return l->applied < l->stand_after || l->meta_unsure ||
-	       l->area_unsure;
+	       l->area_unsure || l->snap_unsure;
 }
 
 /* Opened again and unsure of own cells: ask the memories again. */
@@ -978,6 +1001,8 @@ static void log_resettle(struct sacred_log *l)
 		log_settle_meta(l);
 	if (l->area_unsure)
 		log_settle_area(l, l->unsure_at);
+	if (l->snap_unsure)
+		log_settle_snap(l);
 }
 
 /*
@@ -1297,9 +1322,10 @@ void sacred_log_close(struct sacred_log *l)
  * heartbeat stays still and it does not elect itself, so the others go
  * on without it; it follows meanwhile.
  *
- * Return: 0; -EAGAIN when a takeover lost to a higher ballot; the
- * replicated memory's errors (no quorum). Errors are not fatal: poll
- * again.
+ * Return: 0; -EAGAIN when a takeover lost to a higher ballot, or when
+ * no snapshot newer than what was delivered could be read yet; restore's
+ * error, or -EBADMSG for a positive return of it; the replicated
+ * memory's errors (no quorum). Errors are not fatal: poll again.
  */
 int sacred_log_poll(struct sacred_log *l)
 {
@@ -1381,7 +1407,8 @@ static int log_why(struct sacred_log *l, int ret)
  * sacred_log_leader()); -EACCES when its write permission was revoked -
  * another process took over, and this one is a follower now; -ENOSPC when
  * the log is full (without snapshots: capacity entries; with them: the
- * snapshot callback failed when one was needed); -EMSGSIZE, -EINVAL;
+ * snapshot callback failed, whatever its error, when one was needed);
+ * -ENOMEM; -EMSGSIZE, -EINVAL;
  * -ENOTCONN, -ECONNRESET, -ETIMEDOUT when no quorum of memories took the
  * write, or the snapshot that had to come first (the entry may be decided
  * later, by the next leader's recovery): this process is a follower then
