@@ -137,6 +137,9 @@ bench/%: bench/%.c bench/bench.h lib/libsacred.a
 	$(CC) $(CFLAGS) -o $@ $< lib/libsacred.a $(LDLIBS) $(BENCH_LDWRAP) \
 		-lpthread
 
+# bench/multivm reads the multi-VM run's environment as the selftest does.
+bench/multivm: selftests/sacred_multivm_env.h
+
 # bench/agreement times the library's signing and verifying (its comment).
 bench/agreement: BENCH_LDWRAP := -Wl,--wrap=sacred_bz_sign \
 	-Wl,--wrap=sacred_bz_verify

@@ -54,6 +54,7 @@
 
 #include "sacred.h"
 #include "bench.h"
+#include "../selftests/sacred_multivm_env.h"
 
 #define NR_MEMS		3
 #define NR_PROCS	3
@@ -75,41 +76,6 @@ static void die(const char *what, int ret)
 {
 	fprintf(stderr, "multivm: %s: %s\n", what, strerror(-ret));
 	exit(1);
-}
-
-static void parse_env(struct sockaddr_in *addrs,
-		      struct sacred_rmem_member *m)
-{
-	const char *mems = getenv("SACRED_MULTIVM_MEMS");
-	const char *port = getenv("SACRED_MULTIVM_PORT");
-	char buf[256], *s, *save = NULL;
-	unsigned int i = 0;
-	long v;
-
-	if (!mems || strlen(mems) >= sizeof(buf)) {
-		fprintf(stderr, "multivm: run by scripts/vm-multi --bench (SACRED_MULTIVM_MEMS)\n");
-		exit(1);
-	}
-	v = port ? strtol(port, NULL, 10) : 7531;
-	if (v <= 0 || v > 65535)
-		die("SACRED_MULTIVM_PORT", -EINVAL);
-	strcpy(buf, mems);
-	for (s = strtok_r(buf, " ", &save); s; s = strtok_r(NULL, " ", &save)) {
-		if (i == NR_MEMS)
-			die("SACRED_MULTIVM_MEMS: more than three", -EINVAL);
-		addrs[i].sin_family = AF_INET;
-		addrs[i].sin_port = htons(v);
-		if (inet_pton(AF_INET, s, &addrs[i].sin_addr) != 1)
-			die("SACRED_MULTIVM_MEMS: not an IPv4 address",
-			    -EINVAL);
-		m[i] = (struct sacred_rmem_member){
-			.addr = (struct sockaddr *)&addrs[i],
-			.timeout_ms = TIMEOUT_MS,
-		};
-		i++;
-	}
-	if (i != NR_MEMS)
-		die("SACRED_MULTIVM_MEMS: fewer than three", -EINVAL);
 }
 
 /* Let the third memory's answer to the last quorum call arrive: untimed. */
@@ -220,7 +186,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "multivm: -n 1 to %d\n", MAXN);
 		return 2;
 	}
-	parse_env(addrs, m);
+	if (multivm_members(addrs, m, NR_MEMS, TIMEOUT_MS)) {
+		fprintf(stderr, "multivm: run by scripts/vm-multi --bench (SACRED_MULTIVM_MEMS: three IPv4 addresses; SACRED_MULTIVM_PORT)\n");
+		return 1;
+	}
 
 	ret = sacred_rmem_create(&ra, &rm);
 	if (ret)

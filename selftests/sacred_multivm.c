@@ -81,6 +81,7 @@
 #include <sys/stat.h>
 
 #include "sacred.h"
+#include "sacred_multivm_env.h"
 
 #define NR_MEMS		3
 #define NR_PROCS	3		/* appenders; the reader is NR_PROCS */
@@ -377,39 +378,17 @@ static bool wait_file(const char *name, int ms)
 
 static int parse_env(void)
 {
-	const char *mems = getenv("SACRED_MULTIVM_MEMS");
-	const char *port = getenv("SACRED_MULTIVM_PORT");
 	const char *t = getenv("SACRED_MULTIVM_TIMEOUT_MS");
-	char buf[256], *s, *save = NULL;
-	unsigned int i = 0;
-	long v;
 
 	sync_dir = getenv("SACRED_MULTIVM_SYNC");
-	if (!mems || !sync_dir || strlen(mems) >= sizeof(buf))
-		return -EINVAL;
-	v = port ? strtol(port, NULL, 10) : 7531;
-	if (v <= 0 || v > 65535)
+	if (!sync_dir)
 		return -EINVAL;
 	if (t) {
 		timeout_ms = atoi(t);
 		if (timeout_ms < 100 || timeout_ms > 60000)
 			return -EINVAL;
 	}
-	strcpy(buf, mems);
-	for (s = strtok_r(buf, " ", &save); s; s = strtok_r(NULL, " ", &save)) {
-		if (i == NR_MEMS)
-			return -EINVAL;
-		addrs[i].sin_family = AF_INET;
-		addrs[i].sin_port = htons(v);
-		if (inet_pton(AF_INET, s, &addrs[i].sin_addr) != 1)
-			return -EINVAL;
-		members[i] = (struct sacred_rmem_member){
-			.addr = (struct sockaddr *)&addrs[i],
-			.timeout_ms = timeout_ms,
-		};
-		i++;
-	}
-	return i == NR_MEMS ? 0 : -EINVAL;
+	return multivm_members(addrs, members, NR_MEMS, timeout_ms);
 }
 
 /* Every process delivered the same entry at every index it delivered. */
