@@ -1006,6 +1006,74 @@ TEST_F(log, no_snapshot_no_overwrite)
 }
 
 /*
+ * P0 leads a log with snapshots with memory 2 down - its snapshot goes to
+ * memories 0 and 1 only - then appends once more with all three up (its
+ * meta is on all of them) and crashes. It comes back with memory 0 down:
+ * its meta it can settle, but of the memories that answer only memory 1
+ * holds its snapshot cell, so it cannot tell which one to keep, and may
+ * write no snapshot. It must abstain - else, the lowest id, it is elected,
+ * leads until it needs a snapshot, fails, and is elected again, and the
+ * log stalls (the first version did). P1 leads meanwhile; memory 0 back,
+ * P0 settles and the log goes on.
+ */
+TEST_F(log, reopened_leader_unsure_of_its_snapshot_abstains)
+{
+	struct proc *p = &self->p[0];
+	struct sacred_log_stats st;
+	char entry[ENTRY_LEN];
+	uint64_t end, index;
+	unsigned int i;
+
+	use_trimmed_log(_metadata, self, 16);
+	proc_stop(&self->p[1], true);
+	proc_stop(&self->p[2], true);
+	proc_stop(p, false);
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	for (end = now_ms() + 20000;
+	     !sacred_log_is_leader(p->log) && now_ms() < end;)
+		sacred_log_poll(p->log);
+	ASSERT_TRUE(sacred_log_is_leader(p->log));
+	for (i = 0; i < 11; i++) {
+		if (i == 10) {
+			/* The snapshot at 8 is on memories 0 and 1 only. */
+			ASSERT_EQ(0, sacred_mem_set(self->ctrl,
+						    self->mem[2].id,
+						    SACRED_MEM_UP, 0, NULL));
+			ASSERT_EQ(3, sacred_rmem_revive(p->rm));
+		}
+		memset(entry, 0, sizeof(entry));
+		snprintf(entry, sizeof(entry), "P0#%u", p->proposed++);
+		ASSERT_EQ(0, sacred_log_propose(p->log, entry, sizeof(entry),
+						&index));
+		memcpy(p->mine[p->nr_mine++], entry, sizeof(entry));
+	}
+	sacred_log_stats(p->log, &st);
+	ASSERT_EQ(1, st.snapshots);
+	/* A few ticks: the meta (commit 11) goes to all three. */
+	for (end = now_ms() + 100; now_ms() < end; usleep(1000))
+		sacred_log_poll(p->log);
+	ASSERT_TRUE(sacred_log_is_leader(p->log));
+	sacred_log_close(p->log);
+	p->log = NULL;
+	sacred_rmem_destroy(p->rm);
+	p->rm = NULL;
+
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	for (i = 0; i < NR_PROCS; i++)
+		ASSERT_EQ(0, proc_restart(self, i));
+	set_target(self, 40);
+	ASSERT_TRUE(wait_applied(self, 6, 40, 30000));
+
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
+				    SACRED_MEM_UP, 0, NULL));
+	set_target(self, 60);
+	ASSERT_TRUE(wait_applied(self, 7, 60, 30000));
+	EXPECT_TRUE(history_ok(_metadata, self, 7));
+}
+
+/*
  * sacred_log_region_size() says what the layout needs, and a log region
  * smaller than that is refused at the open; snapshots without the
  * callbacks are refused too.
