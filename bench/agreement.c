@@ -526,13 +526,16 @@ static int snap_restore(void *arg, uint64_t applied, const void *buf,
 }
 
 /*
- * Appends to a log with snapshots by process 0 on @rm, each timed (into
- * @all; those that wrote a snapshot first also into @snap, their number
- * into *@nsnap), then SNAP_RESTORES times a follower - process 1, with
- * connections of its own (@ra with its id) - opened again and polled
- * until it delivered all (into @restore).
+ * On regions of its own on @mem, appends to a log with snapshots by
+ * process 0 on @rm, each timed (into @all; those that wrote a snapshot
+ * first also into @snap, their number into *@nsnap), then SNAP_RESTORES
+ * times a follower - process 1, with connections of its own (@ra with
+ * its id) - opened again and polled until it delivered all (into
+ * @restore).
  */
-static void bench_snapshots(struct sacred_rmem *rm,
+static void bench_snapshots(struct sacred_ctrl *ctrl,
+			    const struct sacred_mem_info *mem,
+			    struct sacred_rmem *rm,
 			    const struct sacred_rmem_attr *ra, double *all,
 			    double *snap, int *nsnap, double *restore)
 {
@@ -556,6 +559,10 @@ static void bench_snapshots(struct sacred_rmem *rm,
 	double t0;
 	int i, ret;
 
+	region_everywhere(ctrl, mem, SLOG_REGION,
+			  (sacred_log_region_size(&la) + 4095) & ~4095ULL,
+			  SACRED_POLICY_EXCLUSIVE_WRITER);
+	region_everywhere(ctrl, mem, SHB_REGION, 4096, SACRED_POLICY_STATIC);
 	rb.process_id = PID(1);
 	ret = sacred_rmem_create(&rb, &rm1);
 	if (ret)
@@ -718,19 +725,6 @@ int main(int argc, char **argv)
 			  ~4095ULL, SACRED_POLICY_EXCLUSIVE_WRITER);
 	region_everywhere(ctrl, mem, BHB_REGION, 4096, SACRED_POLICY_STATIC);
 	region_everywhere(ctrl, mem, RAW_REGION, 4096, SACRED_POLICY_STATIC);
-	{
-		struct sacred_log_attr sa = {
-			.nr_procs = NR_PROCS,
-			.capacity = SNAP_WINDOW,
-			.entry_max = CMD_LEN,
-			.snapshot_max = SNAP_STATE,
-		};
-
-		region_everywhere(ctrl, mem, SLOG_REGION,
-				  (sacred_log_region_size(&sa) + 4095) &
-				  ~4095ULL, SACRED_POLICY_EXCLUSIVE_WRITER);
-	}
-	region_everywhere(ctrl, mem, SHB_REGION, 4096, SACRED_POLICY_STATIC);
 
 	ret = sacred_rmem_create(&ra, &rm);
 	if (ret)
@@ -892,7 +886,7 @@ int main(int argc, char **argv)
 		bused += 20;
 	}
 
-	bench_snapshots(rm, &ra, sapp, ssnap, &nsnap, srest);
+	bench_snapshots(ctrl, mem, rm, &ra, sapp, ssnap, &nsnap, srest);
 
 	s_raw = summarize(raw, n);
 	s_q = summarize(quorum, n);

@@ -85,24 +85,26 @@
  * index it holds. The leader writes a snapshot of its state (one cell,
  * in pieces of at most max_io, all of them at a memory before it counts
  * towards the quorum: sacred_rmem_chain()) every capacity / 2 appends
- * (rounded up),
- * and never appends index i while its last snapshot a quorum took covers
- * fewer than i - capacity + 1 entries (then it snapshots first, or the
- * append fails with -ENOSPC if the application cannot). So the invariant
- * is: an entry is overwritten only once a snapshot covering it sits on a
- * quorum, in a cell its writer will not overwrite before a newer one
- * does. A reader that finds, in any area, its next index's slot holding
- * a later index knows it fell behind: it reads every process's snapshot
+ * (rounded up), and never appends index i while its last snapshot a
+ * quorum took covers fewer than i - capacity + 1 entries (then it
+ * snapshots first, or the append fails with -ENOSPC if the application
+ * cannot). So the invariant is: an entry is overwritten only once a
+ * snapshot covering it sits on a quorum, in a cell its writer will not
+ * overwrite before a newer one does.
+ *
+ * A reader that finds, in any area, its next index's slot holding a
+ * later index knows it fell behind: it reads every process's snapshot
  * cells from the memories, takes the newest valid one past its applied
- * entries and hands it to restore, then reads on from there. A process
- * opened again that led before settles which of its own snapshot cells
- * to keep as it does for its meta, and abstains until it can tell. The check is per slot and over every area because a reader
- * must never take a stale, lower-ballot entry for an index whose decided
- * copy was overwritten in another area. A process opened again starts
- * from a snapshot the same way, and a new leader recovers from one if it
- * is that far behind. A leader overwrites its own slot in recovery
- * without a snapshot of its own: the index it writes was appended before
- * by a leader that had one covering the slot's older entry.
+ * entries and hands it to restore, then reads on from there. The check
+ * is per slot and over every area because a reader must never take a
+ * stale, lower-ballot entry for an index whose decided copy was
+ * overwritten in another area. A process opened again starts from a
+ * snapshot the same way, and a new leader recovers from one if it is
+ * that far behind. A leader overwrites its own slot in recovery without
+ * a snapshot of its own: the index it writes was appended before by a
+ * leader that had one covering the slot's older entry. A process opened
+ * again that led before settles which of its own snapshot cells to keep
+ * as it does for its meta, and abstains until it can tell.
  *
  * Not thread-safe: one thread drives a handle (poll and propose).
  */
@@ -706,25 +708,27 @@ static int log_restore(struct sacred_log *l)
 		ret = log_read_snaps(l, p, okc, &all);
 		if (ret)
 			return ret;
-		for (k = 0; k < 2 * n; k++) {
-			struct sacred_cell_view v;
+		for (k = 0; k < n; k++) {
+			for (c = 0; c < 2; c++) {
+				const uint8_t *d;
+				struct sacred_cell_view v;
 
-			c = k % 2;
-			if (!(okc[c] & (1U << (k / 2))) ||
-			    sacred_cell_decode(l->sbufs[k / 2] +
-					       c * l->lay.snap_cell,
-					       l->lay.snap_cell, &v) ||
-			    v.len < LOG_SNAP_HDR)
-				continue;
-			idx = get64(v.data);
-			len = (uint32_t)get64((const uint8_t *)v.data + 8);
-			if (len != v.len - LOG_SNAP_HDR ||
-			    len > l->a.snapshot_max || idx <= best)
-				continue;
-			best = idx;
-			best_len = len;
-			memcpy(l->snap, (const uint8_t *)v.data + LOG_SNAP_HDR,
-			       len);
+				if (!(okc[c] & (1U << k)) ||
+				    sacred_cell_decode(l->sbufs[k] +
+						       c * l->lay.snap_cell,
+						       l->lay.snap_cell, &v) ||
+				    v.len < LOG_SNAP_HDR)
+					continue;
+				d = v.data;
+				idx = get64(d);
+				len = (uint32_t)get64(d + 8);
+				if (len != v.len - LOG_SNAP_HDR ||
+				    len > l->a.snapshot_max || idx <= best)
+					continue;
+				best = idx;
+				best_len = len;
+				memcpy(l->snap, d + LOG_SNAP_HDR, len);
+			}
 		}
 	}
 	if (best == l->applied)
@@ -918,7 +922,7 @@ static int log_takeover(struct sacred_log *l)
 		cnt = log_read_tail(l, i, &commit);
 		if (cnt < 0)
 			return cnt;
-		if (cnt && !l->trim_at) {
+		if (!l->trim_at) {
 			/* That far behind: from a snapshot (it is decided). */
 			ret = log_restore(l);
 			if (ret)
@@ -938,7 +942,7 @@ static int log_takeover(struct sacred_log *l)
 			}
 			log_deliver(l, i, l->tail[j].data, l->tail[j].len);
 		}
-		if (j < l->trim_at || !cnt)
+		if (j < l->trim_at)
 			break;
 	}
 	l->committed = i;
@@ -1437,7 +1441,7 @@ int sacred_log_propose(struct sacred_log *l, const void *data, size_t len,
 	    l->next - l->snap_index >= (l->a.capacity + 1) / 2) {
 		ret = log_snapshot(l);
 		if (ret && l->next >= l->snap_index + l->a.capacity) {
-			if (ret == -ENOSPC || ret == -ENOMEM)
+			if (ret == -ENOSPC)
 				return ret;
 			log_step_down(l);
 			return log_why(l, ret);

@@ -339,12 +339,9 @@ static int rmem_revive(struct sacred_rmem *rm, bool lazy)
 	 * process breaks go first, or the new attempts meet them as
 	 * duplicates (and the instances would notice only when probing).
 	 */
-	for (i = 0; i < rm->nr_mems && !lazy; i++) {
-		if (rmem_usable(rm, i) || !rm->conns[i])
-			continue;
-		rmem_drop_stragglers(rm, i);
-		sacred_conn_drop(rm->conns[i]);
-	}
+	for (i = 0; i < rm->nr_mems && !lazy; i++)
+		if (!rmem_usable(rm, i) && rm->conns[i])
+			sacred_conn_drop(rm->conns[i]);
 	/* Time for a whole attempt at the slowest of those to revive. */
 	now = rmem_now_ms();
 	end = now;

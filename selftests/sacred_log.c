@@ -134,6 +134,15 @@ static int on_restore(void *arg, uint64_t applied, const void *buf,
 	return 0;
 }
 
+/* A crash: no goodbye, the log handle and the connections just go. */
+static void proc_drop(struct proc *p)
+{
+	sacred_log_close(p->log);
+	p->log = NULL;
+	sacred_rmem_destroy(p->rm);
+	p->rm = NULL;
+}
+
 static void *proc_thread(void *arg)
 {
 	struct proc *p = arg;
@@ -176,13 +185,8 @@ static void *proc_thread(void *arg)
 		}
 		usleep(1000);
 	}
-	if (atomic_load(&p->crash)) {
-		/* A crash: no goodbye, the connections just go. */
-		sacred_log_close(p->log);
-		p->log = NULL;
-		sacred_rmem_destroy(p->rm);
-		p->rm = NULL;
-	}
+	if (atomic_load(&p->crash))
+		proc_drop(p);
 	return NULL;
 }
 
@@ -432,10 +436,7 @@ static void use_trimmed_log(struct __test_metadata *_metadata,
 		struct proc *p = &self->p[i];
 
 		proc_stop(p, false);
-		sacred_log_close(p->log);
-		p->log = NULL;
-		sacred_rmem_destroy(p->rm);
-		p->rm = NULL;
+		proc_drop(p);
 		atomic_store(&p->stop, false);
 		atomic_store(&p->applied, 0);
 		memset(p->hist, 0, sizeof(p->hist));
@@ -1054,10 +1055,7 @@ TEST_F(log, reopened_leader_unsure_of_its_snapshot_abstains)
 	for (end = now_ms() + 100; now_ms() < end; usleep(1000))
 		sacred_log_poll(p->log);
 	ASSERT_TRUE(sacred_log_is_leader(p->log));
-	sacred_log_close(p->log);
-	p->log = NULL;
-	sacred_rmem_destroy(p->rm);
-	p->rm = NULL;
+	proc_drop(p);
 
 	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
 				    SACRED_MEM_DOWN, 0, NULL));
