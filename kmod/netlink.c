@@ -22,6 +22,7 @@
 
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/random.h>
 #include <net/genetlink.h>
 #include <rdma/ib_cache.h>
 #include "sacred.h"
@@ -602,6 +603,8 @@ static int sacred_nl_region_fill(struct sk_buff *skb,
 	    nla_put_u32(skb, SACRED_ATTR_REGION_EPOCH, region->epoch) ||
 	    nla_put_u32(skb, SACRED_ATTR_REGION_NR_CHUNKS, region->nr_chunks) ||
 	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_RACED, region->raced,
+			      SACRED_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_TAG, region->tag,
 			      SACRED_ATTR_PAD))
 		goto cancel;
 
@@ -686,6 +689,7 @@ static int sacred_nl_region_new_doit(struct sk_buff *skb,
 	u8 policy = SACRED_POLICY_STATIC;
 	struct sacred_region *region;
 	struct sacred_mem *mem;
+	u64 tag;
 	u32 id;
 	int ret;
 
@@ -698,6 +702,11 @@ static int sacred_nl_region_new_doit(struct sk_buff *skb,
 		return ret;
 	if (info->attrs[SACRED_ATTR_REGION_POLICY])
 		policy = nla_get_u8(info->attrs[SACRED_ATTR_REGION_POLICY]);
+	/* No tag given: a random one, so that no two incarnations share it. */
+	if (info->attrs[SACRED_ATTR_REGION_TAG])
+		tag = nla_get_u64(info->attrs[SACRED_ATTR_REGION_TAG]);
+	else
+		tag = get_random_u64();
 
 	mutex_lock(&sacred_lock);
 	mem = sacred_nl_mem_lookup(info);
@@ -707,7 +716,7 @@ static int sacred_nl_region_new_doit(struct sk_buff *skb,
 	}
 	ret = sacred_region_create(mem, id,
 				   nla_get_u64(info->attrs[SACRED_ATTR_REGION_SIZE]),
-				   policy, info->extack, &region);
+				   policy, tag, info->extack, &region);
 	if (ret)
 		goto out_unlock;
 
@@ -1179,6 +1188,7 @@ static const struct nla_policy sacred_region_new_policy[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_REGION_ID]	    = { .type = NLA_U32 },
 	[SACRED_ATTR_REGION_SIZE]   = { .type = NLA_U64 },
 	[SACRED_ATTR_REGION_POLICY] = NLA_POLICY_MAX(NLA_U8, SACRED_POLICY_MAX),
+	[SACRED_ATTR_REGION_TAG]    = { .type = NLA_U64 },
 };
 
 static const struct nla_policy sacred_region_id_policy[SACRED_ATTR_MAX + 1] = {
@@ -1199,6 +1209,10 @@ static const struct nla_policy sacred_region_set_policy[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_MEM_ID]	 = { .type = NLA_U32 },
 	[SACRED_ATTR_REGION_ID]	 = { .type = NLA_U32 },
 	[SACRED_ATTR_REGION_ACL] = NLA_POLICY_NESTED(sacred_acl_policy),
+	[SACRED_ATTR_REGION_TAG] = {
+		.type = NLA_REJECT,
+		.reject_message = "a region's tag is fixed at its creation",
+	},
 };
 
 static const struct nla_policy sacred_perm_set_policy[SACRED_ATTR_MAX + 1] = {

@@ -486,6 +486,7 @@ static void sacred_conn_handle(struct sacred_conn *conn,
 		return;
 	}
 	rep->size = cpu_to_le64(region->size);
+	rep->tag = cpu_to_le64(region->tag);
 
 	if (op == SACRED_OP_PERM) {
 		chg.requester = peer->process_id;

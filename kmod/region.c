@@ -152,6 +152,7 @@ static void sacred_region_mr_geometry(struct sacred_region *region)
  * @id: wanted id, or U32_MAX for the lowest free one
  * @size: bytes, a non-zero multiple of SACRED_REGION_ALIGN
  * @policy: &enum sacred_policy
+ * @tag: the region's tag (&struct sacred_region)
  * @extack: where to explain a failure
  * @regionp: the new region on success
  *
@@ -159,7 +160,7 @@ static void sacred_region_mr_geometry(struct sacred_region *region)
  * Return: 0 or a negative errno, with an extack message.
  */
 int sacred_region_create(struct sacred_mem *mem, u32 id, u64 size, u8 policy,
-			 struct netlink_ext_ack *extack,
+			 u64 tag, struct netlink_ext_ack *extack,
 			 struct sacred_region **regionp)
 {
 	struct ib_device *ibdev = mem->sdev->ibdev;
@@ -190,6 +191,7 @@ int sacred_region_create(struct sacred_mem *mem, u32 id, u64 size, u8 policy,
 	region->mem = mem;
 	region->size = size;
 	region->policy = policy;
+	region->tag = tag;
 	xa_init(&region->acl);
 
 	ret = sacred_region_alloc_chunks(region, size);

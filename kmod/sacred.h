@@ -170,6 +170,8 @@ struct sacred_acl_entry {
  * @raced: revokes of a connected process whose packets were still arriving
  *	while it was revoked: a write among them may be torn
  * @ballot: highest ballot granted on a fenced region (under mem->lock)
+ * @tag: fixed at creation, sent in every reply about the region: tells
+ *	processes one incarnation of a region id from another
  */
 struct sacred_region {
 	u32 id;
@@ -186,6 +188,7 @@ struct sacred_region {
 	u32 nr_acl;
 	u64 ballot;
 	u64 raced;
+	u64 tag;
 };
 
 struct sacred_conn;
@@ -279,7 +282,7 @@ extern unsigned int sacred_mem_gen;
 
 /* region.c */
 int sacred_region_create(struct sacred_mem *mem, u32 id, u64 size, u8 policy,
-			 struct netlink_ext_ack *extack,
+			 u64 tag, struct netlink_ext_ack *extack,
 			 struct sacred_region **regionp);
 void sacred_region_destroy(struct sacred_region *region);
 struct sacred_region *sacred_region_find(struct sacred_mem *mem, u32 id);

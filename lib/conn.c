@@ -1344,6 +1344,7 @@ static int conn_parse_reply(struct sacred_conn *conn,
 	out->region.epoch = le32toh(m.epoch);
 	out->region.addr = addr;
 	out->region.size = size;
+	out->region.tag = le64toh(m.tag);
 	if (out->status != SACRED_ST_OK)
 		return 0;
 	if (out->region.access & ~SACRED_ACCESS_ALL || !size ||

@@ -181,6 +181,7 @@ static const struct nla_policy sacred_policy[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_MEM_NR_CONNS] = { .type = NLA_U32 },
 	[SACRED_ATTR_MEM_NR_MRS] = { .type = NLA_U32 },
 	[SACRED_ATTR_MEM_MR_PAGES] = { .type = NLA_U64 },
+	[SACRED_ATTR_REGION_TAG] = { .type = NLA_U64 },
 };
 
 static const char *const sacred_attr_names[SACRED_ATTR_MAX + 1] = {
@@ -232,6 +233,7 @@ static const char *const sacred_attr_names[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_MEM_NR_CONNS] = "MEM_NR_CONNS",
 	[SACRED_ATTR_MEM_NR_MRS] = "MEM_NR_MRS",
 	[SACRED_ATTR_MEM_MR_PAGES] = "MEM_MR_PAGES",
+	[SACRED_ATTR_REGION_TAG] = "REGION_TAG",
 };
 
 static const struct nla_policy extack_policy[EXTACK_MAX + 1] = {
@@ -1260,12 +1262,14 @@ static int parse_region(struct nlmsghdr *nlh, void *obj)
 		info->nr_chunks = nla_get_u32(tb[SACRED_ATTR_REGION_NR_CHUNKS]);
 	if (tb[SACRED_ATTR_REGION_RACED])
 		info->raced = nla_get_u64(tb[SACRED_ATTR_REGION_RACED]);
+	if (tb[SACRED_ATTR_REGION_TAG])
+		info->tag = nla_get_u64(tb[SACRED_ATTR_REGION_TAG]);
 	return 0;
 }
 
-int sacred_region_new(struct sacred_ctrl *ctrl, uint32_t mem_id, uint32_t id,
-		      uint64_t size, uint8_t policy,
-		      struct sacred_region_info *info)
+static int ctrl_region_new(struct sacred_ctrl *ctrl, uint32_t mem_id,
+			   uint32_t id, uint64_t size, uint8_t policy,
+			   const uint64_t *tag, struct sacred_region_info *info)
 {
 	struct nl_msg *msg;
 	int ret;
@@ -1281,7 +1285,8 @@ int sacred_region_new(struct sacred_ctrl *ctrl, uint32_t mem_id, uint32_t id,
 	if (ctrl_put_ids(msg, mem_id,
 			 id != SACRED_REGION_ID_ANY ? &id : NULL) ||
 	    nla_put_u64(msg, SACRED_ATTR_REGION_SIZE, size) < 0 ||
-	    nla_put_u8(msg, SACRED_ATTR_REGION_POLICY, policy) < 0) {
+	    nla_put_u8(msg, SACRED_ATTR_REGION_POLICY, policy) < 0 ||
+	    (tag && nla_put_u64(msg, SACRED_ATTR_REGION_TAG, *tag) < 0)) {
 		ret = -EMSGSIZE;
 		goto out;
 	}
@@ -1299,6 +1304,20 @@ int sacred_region_new(struct sacred_ctrl *ctrl, uint32_t mem_id, uint32_t id,
 out:
 	nlmsg_free(msg);
 	return ret;
+}
+
+int sacred_region_new(struct sacred_ctrl *ctrl, uint32_t mem_id, uint32_t id,
+		      uint64_t size, uint8_t policy,
+		      struct sacred_region_info *info)
+{
+	return ctrl_region_new(ctrl, mem_id, id, size, policy, NULL, info);
+}
+
+int sacred_region_new_tagged(struct sacred_ctrl *ctrl, uint32_t mem_id,
+			     uint32_t id, uint64_t size, uint8_t policy,
+			     uint64_t tag, struct sacred_region_info *info)
+{
+	return ctrl_region_new(ctrl, mem_id, id, size, policy, &tag, info);
 }
 
 int sacred_region_del(struct sacred_ctrl *ctrl, uint32_t mem_id, uint32_t id)

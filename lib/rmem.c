@@ -879,6 +879,50 @@ int sacred_rmem_attach(struct sacred_rmem *rm, uint32_t region_id,
 }
 
 /**
+ * sacred_rmem_region_tag() - the tag the memories gave for a region
+ * @rm: the handle
+ * @region_id: a region attached with sacred_rmem_attach()
+ * @tag: gets the tag
+ * @mask: gets the memories that told it (bit i: memory i); may be NULL
+ *
+ * Local: the tags the memories connected now gave when they attached the
+ * region (a broken connection's may be of a region deleted since). A
+ * replicated region is made with one tag on every memory
+ * (sacred_region_new_tagged()); memories that disagree hold different
+ * incarnations of the region id, and nothing written to one is the
+ * other's.
+ *
+ * Return: 0; -ENOENT if no memory connected now attached the region;
+ * -EPROTO if two memories gave different tags (*@mask then holds those that gave the
+ * first one met).
+ */
+int sacred_rmem_region_tag(const struct sacred_rmem *rm, uint32_t region_id,
+			   uint64_t *tag, uint32_t *mask)
+{
+	struct sacred_region_attr ra;
+	uint32_t seen = 0;
+	unsigned int i;
+	int ret = 0;
+
+	if (!rm || !tag)
+		return -EINVAL;
+	for (i = 0; i < rm->nr_mems; i++) {
+		if (!rmem_usable(rm, i) ||
+		    sacred_conn_region(rm->conns[i], region_id, &ra))
+			continue;
+		if (!seen)
+			*tag = ra.tag;
+		if (ra.tag == *tag)
+			seen |= 1U << i;
+		else
+			ret = -EPROTO;
+	}
+	if (mask)
+		*mask = seen;
+	return seen ? ret : -ENOENT;
+}
+
+/**
  * sacred_rmem_write() - write the same bytes to a region on every memory
  * @rm: the handle
  * @region_id: the region

@@ -226,6 +226,8 @@ int sacred_mem_list(struct sacred_ctrl *ctrl,
  * @nr_chunks: physically contiguous chunks the region is made of
  * @raced: revokes of a connected writer whose packets were still arriving:
  *	a multi-packet write among them may be torn (placed in part)
+ * @tag: fixed at creation, told to processes on attach (see
+ *	sacred_region_new_tagged())
  */
 struct sacred_region_info {
 	uint32_t mem_id;
@@ -235,6 +237,7 @@ struct sacred_region_info {
 	uint32_t epoch;
 	uint32_t nr_chunks;
 	uint64_t raced;
+	uint64_t tag;
 };
 
 /**
@@ -258,6 +261,22 @@ struct sacred_region_info {
 int sacred_region_new(struct sacred_ctrl *ctrl, uint32_t mem_id, uint32_t id,
 		      uint64_t size, uint8_t policy,
 		      struct sacred_region_info *info);
+
+/**
+ * sacred_region_new_tagged() - sacred_region_new() with the region's tag
+ * @tag: an opaque value every process attaching the region is told
+ *	(struct sacred_region_attr.tag), fixed for the region's life
+ *
+ * sacred_region_new() lets the kernel pick a random tag. Give a replicated
+ * region the same tag on every memory, and a new one each time it is made
+ * again: the tag is how processes tell one incarnation of a region id from
+ * another (sacred_rmem_region_tag()).
+ *
+ * Return: as sacred_region_new().
+ */
+int sacred_region_new_tagged(struct sacred_ctrl *ctrl, uint32_t mem_id,
+			     uint32_t id, uint64_t size, uint8_t policy,
+			     uint64_t tag, struct sacred_region_info *info);
 
 /**
  * sacred_region_del() - destroy region @id of instance @mem_id
@@ -625,6 +644,7 @@ int sacred_process_key(const void *master, size_t len, uint32_t process_id,
  * @epoch: the region's permission epoch when the memory answered
  * @addr: remote address of the region's byte 0
  * @size: bytes
+ * @tag: the region's tag (struct sacred_region_info.tag)
  */
 struct sacred_region_attr {
 	uint32_t region_id;
@@ -633,6 +653,7 @@ struct sacred_region_attr {
 	uint32_t epoch;
 	uint64_t addr;
 	uint64_t size;
+	uint64_t tag;
 };
 
 /**
@@ -969,6 +990,15 @@ int sacred_rmem_revive(struct sacred_rmem *rm);
  */
 int sacred_rmem_attach(struct sacred_rmem *rm, uint32_t region_id,
 		       struct sacred_rmem_result *res);
+
+/**
+ * sacred_rmem_region_tag() - the region's tag, as the memories that
+ * attached it told it; @mask (may be NULL) gets which told it
+ *
+ * Return: 0; -ENOENT (attached nowhere); -EPROTO (memories disagree).
+ */
+int sacred_rmem_region_tag(const struct sacred_rmem *rm, uint32_t region_id,
+			   uint64_t *tag, uint32_t *mask);
 
 /**
  * sacred_rmem_write() - write to every memory, return at a quorum

@@ -553,7 +553,7 @@ case_region_round_trip() {
 	ok -j region show 7585/4 &&
 		expect "-j region show 7585/4" "$(js .)" '[{"mem":7585,"id":4,"size":1048576,"policy":"fenced","epoch":0}]'
 	if ok -d region show 7585/4 &&
-	   ! grep -qxE "7585/4: size 1MiB policy fenced epoch 0 chunks [1-9][0-9]* raced 0 ballot 0" "$T/out"; then
+	   ! grep -qxE "7585/4: size 1MiB policy fenced epoch 0 chunks [1-9][0-9]* raced 0 tag 0x[0-9a-f]+ ballot 0" "$T/out"; then
 		fail "-d region show 7585/4"
 		show_io
 	fi
@@ -581,7 +581,7 @@ case_region_acl() {
 	local e0 e1 chunks acl
 
 	ok memory add dev "$dev0" port 7586 id 7586 || return
-	ok region add mem 7586 size 64k policy exclusive-writer id 1 || return
+	ok region add mem 7586 size 64k policy exclusive-writer id 1 tag 7586 || return
 	ok region add mem 7586 size 4k policy static id 2 || return
 	e0=$(region_json 7586/1 | jq '.epoch')
 	ok region set 7586/1 acl 1:rw,2:rw,3:r && expect "region set prints" "$(cat "$T/out")" ""
@@ -591,7 +591,7 @@ case_region_acl() {
 	[ "$e1" -gt "$e0" ] || fail "epoch not bumped by the ACL: $e0 -> $e1"
 	ok -d region show 7586/1 || return
 	cat > "$T/want" <<-EOF
-	7586/1: size 64KiB policy exclusive-writer epoch $e1 chunks $chunks raced 0 ballot 0
+	7586/1: size 64KiB policy exclusive-writer epoch $e1 chunks $chunks raced 0 tag 0x1da2 ballot 0
 	    pid 1 max rw cur r
 	    pid 2 max rw cur r
 	    pid 3 max r cur r
@@ -671,6 +671,40 @@ case_region_errors() {
 	ok memory del 7587
 }
 
+# region add tag: given (hex, decimal, 0, the largest) or random; shown
+# with -d; never changed.
+case_region_tag() {
+	local t1 t2
+
+	ok memory add dev "$dev0" port 7593 id 7593 || return
+	ok region add mem 7593 size 4k id 1 tag 0xfeedface00000001 || return
+	ok -d region show 7593/1 &&
+		expect "-d region show: the tag given" "$(cat "$T/out")" \
+			"7593/1: size 4KiB policy static epoch 0 chunks 1 raced 0 tag 0xfeedface00000001 ballot 0"
+	ok -j -d region add mem 7593 size 4k id 2 tag 4660 &&
+		expect "-j -d region add: tag" "$(js '.[0].tag')" 4660
+	ok region add mem 7593 size 4k id 3 tag 0
+	ok region add mem 7593 size 4k id 4 tag 18446744073709551615
+	ok -d region show 7593/4 &&
+		expect "the largest tag" "$(grep -o 'tag 0x[0-9a-f]*' "$T/out")" "tag 0xffffffffffffffff"
+	ok -d region show 7593/3 &&
+		expect "tag 0" "$(grep -o 'tag [0-9a-fx]*' "$T/out")" "tag 0"
+	# No tag: a random one each time, even for the same id again.
+	ok region add mem 7593 size 4k id 5 || return
+	t1=$(region_json 7593/5 | jq -r '.tag')
+	ok region del 7593/5
+	ok region add mem 7593 size 4k id 5 || return
+	t2=$(region_json 7593/5 | jq -r '.tag')
+	[ -n "$t1" ] && [ "$t1" != null ] && [ "$t1" != "$t2" ] ||
+		fail "random tags of two incarnations of 7593/5: \"$t1\" \"$t2\""
+	err 255 'invalid tag "x"' region add mem 7593 size 4k tag x
+	err 255 'invalid tag "18446744073709551616"' region add mem 7593 size 4k tag 18446744073709551616
+	err 255 'unknown argument "tag"' region set 7593/1 tag 5
+	ok -d region show 7593/1 &&
+		expect "tag after the errors" "$(grep -o 'tag 0x[0-9a-f]*' "$T/out")" "tag 0xfeedface00000001"
+	ok memory del 7593
+}
+
 # perm set: moves access as each policy says; refusals change nothing.
 case_perm_set() {
 	local before e0 e1
@@ -706,7 +740,7 @@ case_perm_set() {
 	ok perm set 7588/2 pid 2 access rw ballot 6
 	expect "fenced: pid 2 at ballot 6" "$(region_json 7588/2 | jq -c '[.ballot, [.acl[].cur]]')" '[6,["r","rw"]]'
 	if ok -d region show 7588/2 &&
-	   ! grep -qE '^7588/2: size 4KiB policy fenced epoch [0-9]+ chunks 1 raced 0 ballot 6$' "$T/out"; then
+	   ! grep -qE '^7588/2: size 4KiB policy fenced epoch [0-9]+ chunks 1 raced 0 tag 0x[0-9a-f]+ ballot 6$' "$T/out"; then
 		fail "-d region show 7588/2: no ballot 6"
 		show_io
 	fi
@@ -1074,6 +1108,7 @@ cases=(
 	"case_region_round_trip|cli: region add/show/del with every policy and size form"
 	"case_region_acl|cli: region set acl and show -d"
 	"case_region_errors|cli: region errors: sizes, swmr writers, unknown regions"
+	"case_region_tag|cli: region add tag: given or random, shown with -d, fixed"
 	"case_perm_set|cli: perm set moves access as each policy says, refusals change nothing"
 	"case_peer_none|cli: peer show with no peers"
 	"case_peer_connected|cli: peer show after lose_permission's processes connected"

@@ -185,6 +185,29 @@ TEST_F(nl, mem_del_unknown_is_enoent_with_message)
 	EXPECT_STREQ("no such memory instance", self->nl.errmsg);
 }
 
+/* A region's tag is fixed at its creation: REGION_SET refuses one. */
+TEST_F(nl, region_set_cannot_change_the_tag)
+{
+	uint64_t tag = 1;
+
+	nlraw_start(&self->nl, self->nl.family, SACRED_CMD_REGION_SET, 0, 1);
+	nlraw_put_u32(&self->nl, SACRED_ATTR_MEM_ID, 0xfffffff0);
+	nlraw_put_u32(&self->nl, SACRED_ATTR_REGION_ID, 1);
+	nlraw_put(&self->nl, SACRED_ATTR_REGION_TAG, &tag, sizeof(tag));
+	EXPECT_EQ(-EINVAL, nlraw_xfer(&self->nl));
+	EXPECT_STREQ("a region's tag is fixed at its creation",
+		     self->nl.errmsg);
+}
+
+TEST_F(nl, region_new_with_short_tag_is_refused)
+{
+	nlraw_start(&self->nl, self->nl.family, SACRED_CMD_REGION_NEW, 0, 1);
+	nlraw_put_u32(&self->nl, SACRED_ATTR_MEM_ID, 0xfffffff0);
+	nlraw_put(&self->nl, SACRED_ATTR_REGION_SIZE, &(uint64_t){ 4096 }, 8);
+	nlraw_put_u32(&self->nl, SACRED_ATTR_REGION_TAG, 1);
+	EXPECT_EQ(-EINVAL, nlraw_xfer(&self->nl));
+}
+
 /*
  * Without CAP_NET_ADMIN: reading works, every mutating command is refused
  * with EPERM before it is looked at.

@@ -110,6 +110,35 @@ TEST_F(region, explicit_id_kept_and_duplicate_refused)
 	EXPECT_STREQ("region id in use", sacred_ctrl_errmsg(self->ctrl));
 }
 
+/*
+ * A tag given is kept, told by get and list, and a tag not given is a
+ * random one: two incarnations of one id differ.
+ */
+TEST_F(region, tag_given_is_kept_and_otherwise_random)
+{
+	struct sacred_region_info r, g;
+	uint64_t t1;
+
+	ASSERT_EQ(0, sacred_region_new_tagged(self->ctrl, self->mem.id, 3,
+					      4096, SACRED_POLICY_SWMR,
+					      0xfeedface00c0ffeeULL, &r));
+	EXPECT_EQ(0xfeedface00c0ffeeULL, r.tag);
+	ASSERT_EQ(0, sacred_region_get(self->ctrl, self->mem.id, 3, &g));
+	EXPECT_EQ(0xfeedface00c0ffeeULL, g.tag);
+	ASSERT_EQ(0, sacred_region_new_tagged(self->ctrl, self->mem.id, 4,
+					      4096, SACRED_POLICY_SWMR, 0, &r));
+	EXPECT_EQ(0, r.tag);
+
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id, 5, 4096,
+				       SACRED_POLICY_STATIC, &r));
+	t1 = r.tag;
+	ASSERT_EQ(0, sacred_region_del(self->ctrl, self->mem.id, 5));
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id, 5, 4096,
+				       SACRED_POLICY_STATIC, &r));
+	EXPECT_NE(t1, r.tag);
+	EXPECT_NE(0, t1 | r.tag);
+}
+
 TEST_F(region, unknown_instance_is_enoent)
 {
 	struct sacred_region_info r;

@@ -36,6 +36,7 @@ FIXTURE(wire) {
 	struct sacred_ctrl *ctrl;
 	struct sacred_mem_info mem;
 	uint32_t region;
+	uint64_t tag;
 	char host[64], port[16];
 	struct raw raw;
 };
@@ -64,6 +65,7 @@ FIXTURE_SETUP(wire)
 				       SACRED_REGION_ID_ANY, 4096,
 				       SACRED_POLICY_STATIC, &ri));
 	self->region = ri.id;
+	self->tag = ri.tag;
 	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id,
 					   self->region, &acl, 1));
 }
@@ -164,7 +166,10 @@ static int raw_send(struct raw *raw, const void *msg, size_t len)
 	return wc.status == IBV_WC_SUCCESS ? 0 : -EIO;
 }
 
-/* Wait for one reply; returns its status or -errno / -EIO. */
+/*
+ * Wait for one reply; returns its status or -errno / -EIO, or -EPROTO if
+ * it is not exactly one struct sacred_wire_reply.
+ */
 static int raw_reply(struct raw *raw, struct sacred_wire_reply *rep)
 {
 	struct ibv_wc wc;
@@ -173,7 +178,7 @@ static int raw_reply(struct raw *raw, struct sacred_wire_reply *rep)
 		return -errno;
 	if (wc.status != IBV_WC_SUCCESS)
 		return -EIO;
-	if (wc.byte_len < sizeof(*rep))
+	if (wc.byte_len != sizeof(*rep))
 		return -EPROTO;
 	memcpy(rep, (void *)(uintptr_t)wc.wr_id, sizeof(*rep));
 	rdma_post_recv(raw->id, (void *)(uintptr_t)wc.wr_id,
@@ -250,6 +255,7 @@ TEST_F(wire, well_formed_attach_is_answered)
 	EXPECT_EQ(SACRED_ACCESS_READ, le32toh(rep.access));
 	EXPECT_NE(0, le32toh(rep.rkey));
 	EXPECT_EQ(4096, le64toh(rep.size));
+	EXPECT_EQ(self->tag, le64toh(rep.tag));
 }
 
 TEST_F(wire, bad_connect_private_data_is_rejected)
@@ -313,6 +319,13 @@ TEST_F(wire, malformed_requests_get_invalid)
 	EXPECT_EQ(SACRED_ST_INVALID, raw_reply(&self->raw, &rep));
 	EXPECT_EQ(2, le32toh(rep.hdr.cookie));
 
+	/* Version 1 (replies without a tag) is gone. */
+	req = attach_req(self->region, 21);
+	req.hdr.version = htole16(1);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_INVALID, raw_reply(&self->raw, &rep));
+	EXPECT_EQ(0, rep.tag);
+
 	req = attach_req(self->region, 3);
 	req.hdr.op = htole16(77);
 	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
@@ -337,6 +350,7 @@ TEST_F(wire, malformed_requests_get_invalid)
 	req = attach_req(self->region + 1000, 7);
 	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
 	EXPECT_EQ(SACRED_ST_NO_REGION, raw_reply(&self->raw, &rep));
+	EXPECT_EQ(0, rep.tag);
 
 	/* After all that, a good request is still answered. */
 	req = attach_req(self->region, 8);

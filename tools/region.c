@@ -29,6 +29,7 @@ enum region_arg {
 	REGION_ARG_SIZE,
 	REGION_ARG_POLICY,
 	REGION_ARG_ACL,
+	REGION_ARG_TAG,
 };
 
 static const char *const region_arg_names[] = {
@@ -37,6 +38,7 @@ static const char *const region_arg_names[] = {
 	[REGION_ARG_SIZE] = "size",
 	[REGION_ARG_POLICY] = "policy",
 	[REGION_ARG_ACL] = "acl",
+	[REGION_ARG_TAG] = "tag",
 };
 
 static const struct cli_word region_add_args[] = {
@@ -45,6 +47,7 @@ static const struct cli_word region_add_args[] = {
 	{ "size", REGION_ARG_SIZE },
 	{ "policy", REGION_ARG_POLICY },
 	{ "id", REGION_ARG_ID },
+	{ "tag", REGION_ARG_TAG },
 	{ NULL, 0 },
 };
 
@@ -79,6 +82,7 @@ static const struct cli_word region_set_args[] = {
  * @size: "size", bytes
  * @policy: "policy", &enum sacred_policy
  * @acl: "acl", as typed
+ * @tag: "tag"
  */
 struct region_args {
 	unsigned int seen;
@@ -87,6 +91,7 @@ struct region_args {
 	uint64_t size;
 	uint8_t policy;
 	const char *acl;
+	uint64_t tag;
 };
 
 /**
@@ -127,7 +132,7 @@ static int region_help(struct cli *cli, int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	printf("Usage: sacred region add mem MEM_ID size SIZE [ policy POLICY ]\n"
-	       "                            [ id ID ]\n"
+	       "                            [ id ID ] [ tag TAG ]\n"
 	       "       sacred region del { mem MEM_ID id ID | MEM_ID/ID }\n"
 	       "       sacred region set { mem MEM_ID id ID | MEM_ID/ID } acl ACL\n"
 	       "       sacred [ -d ] region show [ mem MEM_ID [ id ID ] | MEM_ID[/ID] ]\n"
@@ -140,11 +145,15 @@ static int region_help(struct cli *cli, int argc, char **argv)
 	       "               (default %s)\n"
 	       "       ID      region id within MEM_ID, 0-%u (default: the lowest\n"
 	       "               free one)\n"
+	       "       TAG     64-bit value, decimal or 0x hex, told to every process\n"
+	       "               that attaches the region: the same on every memory\n"
+	       "               of a replicated region, new each time it is made\n"
+	       "               (default: random)\n"
 	       "       ACL     { none | PID:ACCESS[,PID:ACCESS...] }: the most each\n"
 	       "               process PID may hold; \"none\" (or \"\") empties it\n"
 	       "       ACCESS  { none | r | rw | rwa }: read, write, atomics\n"
 	       "Lines of \"show\" start with the region's MEM_ID/ID; with -d they end\n"
-	       "with the highest ballot granted, and the ACL follows, one\n"
+	       "with the tag and the highest ballot granted, and the ACL follows, one\n"
 	       "\"pid PID max ACCESS cur ACCESS\" line per process.\n",
 	       SACRED_REGION_SIZE_MAX >> 30,
 	       policy_list(policies, sizeof(policies), " | "),
@@ -167,6 +176,7 @@ void region_print_body(struct cli *cli,
 		if (cli->details) {
 			json_uint_field(jw, "chunks", info->nr_chunks);
 			json_uint_field(jw, "raced", info->raced);
+			json_uint_field(jw, "tag", info->tag);
 		}
 		return;
 	}
@@ -175,8 +185,9 @@ void region_print_body(struct cli *cli,
 	       format_size(info->size, size, sizeof(size)),
 	       sacred_policy_str(info->policy), info->epoch);
 	if (cli->details)
-		printf(" chunks %u raced %llu", info->nr_chunks,
-		       (unsigned long long)info->raced);
+		printf(" chunks %u raced %llu tag %#llx", info->nr_chunks,
+		       (unsigned long long)info->raced,
+		       (unsigned long long)info->tag);
 }
 
 static void region_print_acl_json(struct json_writer *jw,
@@ -313,6 +324,12 @@ static int region_parse_arg(struct cli *cli, const struct cli_word *words,
 	case REGION_ARG_ACL:
 		args->acl = val;	/* parsed by region_set() */
 		break;
+	case REGION_ARG_TAG:
+		if (parse_u64(val, &args->tag))
+			return cli_usage(cli,
+					 "invalid tag \"%s\" (0-18446744073709551615, or 0x hex)",
+					 val);
+		break;
 	}
 	return SACRED_EXIT_OK;
 }
@@ -393,8 +410,13 @@ static int region_add(struct cli *cli, int argc, char **argv)
 	ret = cli_open(cli);
 	if (ret)
 		return ret;
-	ret = sacred_region_new(cli->ctrl, args.mem_id, args.id, args.size,
-				args.policy, &info);
+	if (args.seen & ARG(REGION_ARG_TAG))
+		ret = sacred_region_new_tagged(cli->ctrl, args.mem_id, args.id,
+					       args.size, args.policy, args.tag,
+					       &info);
+	else
+		ret = sacred_region_new(cli->ctrl, args.mem_id, args.id,
+					args.size, args.policy, &info);
 	if (ret)
 		return cli_fail(cli, ret);
 	return region_print_one(cli, &info);

@@ -44,7 +44,8 @@
  *	dump all. Unprivileged.
  * @SACRED_CMD_REGION_NEW: create a region in a memory instance
  *	(%SACRED_ATTR_MEM_ID, %SACRED_ATTR_REGION_SIZE, optional
- *	%SACRED_ATTR_REGION_ID and %SACRED_ATTR_REGION_POLICY). Needs
+ *	%SACRED_ATTR_REGION_ID, %SACRED_ATTR_REGION_POLICY and
+ *	%SACRED_ATTR_REGION_TAG). Needs
  *	CAP_NET_ADMIN. Replies with the region (%SACRED_CMD_REGION_NEW).
  * @SACRED_CMD_REGION_DEL: destroy region %SACRED_ATTR_REGION_ID of
  *	instance %SACRED_ATTR_MEM_ID. Needs CAP_NET_ADMIN.
@@ -170,6 +171,14 @@ enum sacred_cmd {
  * @SACRED_ATTR_MEM_NR_MRS: u32, fast-registration MRs (one per grant)
  * @SACRED_ATTR_MEM_MR_PAGES: u64, page-list entries of those MRs, what the
  *	driver sizes their translation tables by
+ * @SACRED_ATTR_REGION_TAG: u64, an opaque value fixed at the region's
+ *	creation and told to every process in its replies (&struct
+ *	sacred_wire_reply.tag), so that a process can tell this region from
+ *	an earlier one that had the same id - e.g. to bind signatures to one
+ *	incarnation of an agreement's regions. Optional in
+ *	%SACRED_CMD_REGION_NEW (give the same one on every instance a
+ *	replicated region lives on); when absent, a random one. Refused in
+ *	%SACRED_CMD_REGION_SET.
  * @__SACRED_ATTR_MAX: internal
  * @SACRED_ATTR_MAX: highest attribute number
  */
@@ -230,6 +239,8 @@ enum sacred_attr {
 	SACRED_ATTR_MEM_NR_CONNS,
 	SACRED_ATTR_MEM_NR_MRS,
 	SACRED_ATTR_MEM_MR_PAGES,
+
+	SACRED_ATTR_REGION_TAG,
 
 	__SACRED_ATTR_MAX,
 	SACRED_ATTR_MAX = __SACRED_ATTR_MAX - 1
@@ -340,7 +351,7 @@ enum sacred_policy {
  * addr + o with the rkey of the reply (addr is 0 today; use it anyway).
  * ----------------------------------------------------------------------
  */
-#define SACRED_WIRE_VERSION	1
+#define SACRED_WIRE_VERSION	2
 #define SACRED_WIRE_MSG_MAX	64
 
 /*
@@ -561,6 +572,10 @@ enum sacred_refuse_reason {
  * @epoch: the region's permission epoch after the request
  * @addr: remote address of the region's byte 0
  * @size: region size in bytes
+ * @tag: the region's tag (%SACRED_ATTR_REGION_TAG); 0 with
+ *	%SACRED_ST_INVALID and %SACRED_ST_NO_REGION
+ *
+ * 56 bytes. Version 2 added @tag (version 1 replies were 48 bytes).
  */
 struct sacred_wire_reply {
 	struct sacred_wire_hdr hdr;
@@ -572,6 +587,7 @@ struct sacred_wire_reply {
 	__le32 epoch;
 	__le64 addr;
 	__le64 size;
+	__le64 tag;
 };
 
 #endif /* _UAPI_LINUX_SACRED_H */
