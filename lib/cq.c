@@ -148,6 +148,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/random.h>
 
 #include "internal.h"
 #include "sacred.h"
@@ -158,6 +159,8 @@
 /* Record: __le32 len, pad, leader signature, own signature, value. */
 #define CQ_HDR		(8 + 2 * SACRED_BZ_SIG_LEN)
 #define CQ_SIG		SACRED_BZ_SIG_LEN
+/* Signed bytes start with the instance: __le32 base region, __le64 tag. */
+#define CQ_SIGNED_ID	12
 
 /* Slots of a process's region. */
 #define CQ_SLOT_COPY	0
@@ -244,6 +247,7 @@ struct cq_peer {
  * @rec: a record being built
  * @buf: one being read
  * @look: SACRED_RMEM_CHAIN_MAX records being read at once (cq_look())
+ * @tag: the tag the instance's regions were made with (sacred_cq_setup())
  * @signed_buf: the bytes a signature covers
  * @msg: a backup message being built or read
  * @msg_max: the largest backup message
@@ -294,6 +298,7 @@ struct sacred_cq {
 	struct sacred_slots *procs[SACRED_BZ_MAX_PROCS];
 	struct sacred_slots *commit[SACRED_BZ_MAX_PROCS];
 	struct sacred_neb *neb;
+	uint64_t tag;
 	uint8_t *rec, *buf, *look, *signed_buf, *msg;
 	size_t msg_max;
 	struct sacred_cq_stats stats;
@@ -370,17 +375,23 @@ static uint64_t cq_region_bytes(size_t payload, unsigned int nr_slots)
 	return (2 * cell * nr_slots + 4095) & ~(uint64_t)4095;
 }
 
-/* The bytes a signature covers: instance (base region), then @parts. */
+/*
+ * The bytes a signature covers: the instance - its base region and the
+ * tag its regions were made with, so that no signature of an earlier
+ * instance on the same region ids is good in this one - then @parts.
+ */
 static size_t cq_signed(struct sacred_cq *cq, const void *a, size_t alen,
 			const void *b, size_t blen)
 {
 	uint32_t base = htole32(cq->a.base_region);
+	uint64_t tag = htole64(cq->tag);
 
 	memcpy(cq->signed_buf, &base, 4);
-	memcpy(cq->signed_buf + 4, a, alen);
+	memcpy(cq->signed_buf + 4, &tag, 8);
+	memcpy(cq->signed_buf + CQ_SIGNED_ID, a, alen);
 	if (blen)
-		memcpy(cq->signed_buf + 4 + alen, b, blen);
-	return 4 + alen + blen;
+		memcpy(cq->signed_buf + CQ_SIGNED_ID + alen, b, blen);
+	return CQ_SIGNED_ID + alen + blen;
 }
 
 static bool cq_leader_sig_ok(struct sacred_cq *cq, const void *v, size_t len,
@@ -532,10 +543,14 @@ static void cq_hold_cert(struct sacred_cq *cq, const void *v, size_t len,
  * @nr_procs: processes
  *
  * Creates the 1 + 3 * @nr_procs regions of the layout in lib/cq.c with
- * their policies and ACLs, each as small as it can be.
+ * their policies and ACLs, each as small as it can be, all with one new
+ * random tag (sacred_region_new_tagged()): signatures bind it, so nothing
+ * signed for an instance set up before on the same region ids is good in
+ * this one.
  *
- * Return: 0; -EINVAL; the errors of sacred_region_new() and
- * sacred_region_set_acl() (regions made before a failure stay).
+ * Return: 0; -EINVAL; -errno of getrandom(2); the errors of
+ * sacred_region_new() and sacred_region_set_acl() (regions made before a
+ * failure stay).
  */
 int sacred_cq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
 		    unsigned int nr_mems, const struct sacred_cq_attr *attr,
@@ -543,7 +558,7 @@ int sacred_cq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
 {
 	struct sacred_acl_entry acl[SACRED_BZ_MAX_PROCS];
 	unsigned int rounds, i, j, p, kind;
-	uint64_t size;
+	uint64_t size, tag;
 	size_t rec;
 	int ret;
 
@@ -553,6 +568,8 @@ int sacred_cq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
 	rounds = attr->rounds ? attr->rounds : CQ_DEFAULT_ROUNDS;
 	if (rounds > CQ_MAX_ROUNDS)
 		return -EINVAL;
+	if (getrandom(&tag, sizeof(tag), 0) != sizeof(tag))
+		return -errno;
 	rec = CQ_HDR + attr->value_max;
 	for (kind = 0; kind < 4; kind++) {
 		for (p = 0; p < (kind ? nr_procs : 1); p++) {
@@ -595,8 +612,10 @@ int sacred_cq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
 						SACRED_ACCESS_READ,
 				};
 			for (j = 0; j < nr_mems; j++) {
-				ret = sacred_region_new(ctrl, mem_ids[j], id,
-							size, policy, NULL);
+				ret = sacred_region_new_tagged(ctrl,
+							       mem_ids[j], id,
+							       size, policy,
+							       tag, NULL);
 				if (!ret)
 					ret = sacred_region_set_acl(ctrl,
 								    mem_ids[j],
@@ -791,7 +810,9 @@ static int cq_leader_resume(struct sacred_cq *cq)
  * the panic and the backup, which need only its own swmr regions.
  *
  * Return: 0; -EINVAL; -ENOMEM; -EPERM when this process cannot write its
- * own region; the errors of sacred_slots_open() and sacred_neb_open(); as
+ * own region; -EPROTO when the regions were not made with one tag (see
+ * sacred_cq_setup()); the errors of sacred_slots_open() and
+ * sacred_neb_open(); as
  * the leader, the errors of reading the leader region (a quorum must
  * answer).
  */
@@ -834,7 +855,7 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 	cq->rec = malloc(rec + n * CQ_SIG);
 	cq->buf = malloc(rec + n * CQ_SIG);
 	cq->look = malloc(SACRED_RMEM_CHAIN_MAX * rec);
-	cq->signed_buf = malloc(4 + CQ_SIG + attr->value_max);
+	cq->signed_buf = malloc(CQ_SIGNED_ID + CQ_SIG + attr->value_max);
 	cq->msg = malloc(cq->msg_max);
 	cq->pend = malloc(cq->msg_max);
 	cq->pend_k = -1;
@@ -874,6 +895,11 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 		.msg_max = cq->msg_max,
 	};
 	ret = sacred_neb_open(&na, &cq->neb);
+	if (ret)
+		goto err;
+	/* Attached by now: the memories told the regions' tag. */
+	ret = sacred_rmem_span_tag(attr->rm, attr->base_region, 1 + 3 * n,
+				   &cq->tag);
 	if (ret)
 		goto err;
 	ret = -EPERM;

@@ -121,4 +121,14 @@ int sacred_conn_new_unconnected(const struct sacred_conn_attr *attr,
  */
 void sacred_conn_drop(struct sacred_conn *conn);
 
+/*
+ * lib/rmem.c: the one tag regions @first .. @first + @count - 1 were
+ * made with (sacred_rmem_region_tag()), for an agreement that binds its
+ * signatures to one incarnation of its regions (lib/cq.c, lib/neb.c).
+ * -EPROTO if a region's memories disagree or two regions' tags differ,
+ * -ENOENT if one is attached nowhere.
+ */
+int sacred_rmem_span_tag(const struct sacred_rmem *rm, uint32_t first,
+			 unsigned int count, uint64_t *tag);
+
 #endif /* SACRED_LIB_INTERNAL_H */

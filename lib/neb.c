@@ -52,6 +52,7 @@
 #include <sodium.h>
 
 #include "sacred.h"
+#include "internal.h"
 
 #define NEB_DOMAIN	"sacred-neb-v1"
 /* Record header: sender, k, len, signature. */
@@ -274,6 +275,9 @@ bool sacred_bz_verify(const struct sacred_bz_keys *keys, unsigned int who,
  * struct sacred_neb - one process's view of a non-equivocating broadcast
  * @keys: the processes' keys (not owned)
  * @base: region of process 0; process i's is @base + i
+ * @tag: the tag the regions were made with: signatures bind it, so
+ *	that a record of an earlier incarnation of these region ids is not
+ *	good in this one
  * @nr_procs: processes
  * @nr_msgs: messages per process
  * @msg_max: the largest message
@@ -290,6 +294,7 @@ bool sacred_bz_verify(const struct sacred_bz_keys *keys, unsigned int who,
 struct sacred_neb {
 	const struct sacred_bz_keys *keys;
 	uint32_t base;
+	uint64_t tag;
 	unsigned int nr_procs;
 	unsigned int nr_msgs;
 	size_t msg_max;
@@ -311,8 +316,9 @@ struct neb_rec {
 /*
  * Record layout (little-endian): __le32 sender, pad, __le64 k, __le32
  * len, pad, signature, message. The signature covers NEB_DOMAIN, the
- * broadcast's base region (so that a record is never good in another
- * broadcast), sender, k, len and the message.
+ * broadcast's base region and the regions' tag (so that a record is
+ * never good in another broadcast, nor in a later one made on the same
+ * region ids: sacred_region_new_tagged()), sender, k, len and the message.
  */
 static void neb_header(uint8_t *rec, uint32_t sender, uint64_t k,
 		       uint32_t len)
@@ -335,12 +341,14 @@ static void neb_hash(const struct sacred_neb *n,
 {
 	uint8_t hdr[24];
 	uint32_t base = htole32(n->base);
+	uint64_t tag = htole64(n->tag);
 
 	neb_header(hdr, sender, k, len);
 	crypto_sign_ed25519ph_init(st);
 	crypto_sign_ed25519ph_update(st, (const uint8_t *)NEB_DOMAIN,
 				     sizeof(NEB_DOMAIN));
 	crypto_sign_ed25519ph_update(st, (const uint8_t *)&base, 4);
+	crypto_sign_ed25519ph_update(st, (const uint8_t *)&tag, 8);
 	crypto_sign_ed25519ph_update(st, hdr, sizeof(hdr));
 	crypto_sign_ed25519ph_update(st, msg, len);
 }
@@ -388,7 +396,8 @@ static unsigned int neb_copy_slot(const struct sacred_neb *n, unsigned int p,
  * @np: on success, the handle
  *
  * Return: 0; -EINVAL; -ENOMEM; -EPERM when this process cannot write its
- * own region; the errors of sacred_slots_open().
+ * own region; -EPROTO when the regions were not made with one tag (see
+ * sacred_region_new_tagged()); the errors of sacred_slots_open().
  */
 int sacred_neb_open(const struct sacred_neb_attr *attr,
 		    struct sacred_neb **np)
@@ -426,6 +435,10 @@ int sacred_neb_open(const struct sacred_neb_attr *attr,
 		if (ret)
 			goto err;
 	}
+	/* Attached by now: the memories told the regions' tag. */
+	ret = sacred_rmem_span_tag(attr->rm, n->base, n->nr_procs, &n->tag);
+	if (ret)
+		goto err;
 	ret = -EPERM;
 	if (!sacred_slots_writer(n->regions[me]))
 		goto err;

@@ -922,6 +922,26 @@ int sacred_rmem_region_tag(const struct sacred_rmem *rm, uint32_t region_id,
 	return seen ? ret : -ENOENT;
 }
 
+/* One tag for a span of regions: lib/internal.h. */
+int sacred_rmem_span_tag(const struct sacred_rmem *rm, uint32_t first,
+			 unsigned int count, uint64_t *tag)
+{
+	unsigned int r;
+	uint64_t t;
+	int ret;
+
+	for (r = 0; r < count; r++) {
+		ret = sacred_rmem_region_tag(rm, first + r, &t, NULL);
+		if (ret)
+			return ret;
+		if (!r)
+			*tag = t;
+		else if (t != *tag)
+			return -EPROTO;
+	}
+	return count ? 0 : -EINVAL;
+}
+
 /**
  * sacred_rmem_write() - write the same bytes to a region on every memory
  * @rm: the handle

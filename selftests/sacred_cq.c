@@ -329,6 +329,99 @@ TEST_F(cq, silent_leader_is_revoked_for_good)
 }
 
 /*
+ * The instance made again on the same regions, with the same keys, is a
+ * new instance. In the first, everyone decides on the fast path, so P2's
+ * commit region holds a unanimity certificate. The regions are deleted
+ * and sacred_cq_setup() makes them again (a new tag); P2, Byzantine,
+ * writes its old commit region back, byte for byte. The leader stays
+ * silent: P1 and P2 panic, and P1 reads P2's commit region after
+ * revoking it. The old certificate must not count - were it taken, P1
+ * would carry it certified and the backup would decide "value of P0",
+ * which nobody proposed in this instance (and, had P0's new value been
+ * decided on the fast path, against it).
+ */
+TEST_F(cq, certificate_of_an_earlier_instance_is_not_counted)
+{
+	static const char *const in[] = { "value of P1", "value of P2" };
+	const uint32_t commit2 = CQ_BASE + 1 + NR_PROCS + 2;
+	uint8_t old[NR_MEMS][4096], *bufs[NR_MEMS];
+	struct sacred_rmem_result res;
+	struct proposer p[NR_PROCS];
+	uint32_t ids[NR_MEMS];
+	unsigned int i, j;
+	uint64_t t1, t2;
+
+	for (i = 0; i < NR_PROCS; i++) {
+		p[i] = (struct proposer){ .cq = self->cq[i] };
+		snprintf(p[i].in, sizeof(p[i].in), "value of P%u", i);
+	}
+	run(self, p, 7);
+	expect_all_fast(_metadata, p);
+	for (i = 0; i < NR_MEMS; i++)
+		bufs[i] = old[i];
+	ASSERT_EQ(0, sacred_rmem_read(self->rm[2], commit2, 0,
+				      (void *const *)bufs, sizeof(old[0]),
+				      true, &res));
+	ASSERT_TRUE(res.ok & 1);
+	ASSERT_EQ(0, sacred_rmem_region_tag(self->rm[2], CQ_BASE, &t1, NULL));
+
+	for (i = 0; i < NR_PROCS; i++) {
+		sacred_cq_close(self->cq[i]);
+		self->cq[i] = NULL;
+	}
+	for (i = 0; i < NR_MEMS; i++) {
+		ids[i] = self->mem[i].id;
+		for (j = 0; j <= 3 * NR_PROCS; j++)
+			ASSERT_EQ(0, sacred_region_del(self->ctrl, ids[i],
+						       CQ_BASE + j));
+	}
+	ASSERT_EQ(0, sacred_cq_setup(self->ctrl, ids, NR_MEMS, &self->ca[0],
+				     NR_PROCS));
+	for (i = 0; i < NR_PROCS; i++)
+		ASSERT_EQ(0, after_revive(self->rm[i], 3,
+					  sacred_cq_open(&self->ca[i],
+							 &self->cq[i])));
+	ASSERT_EQ(0, sacred_rmem_region_tag(self->rm[2], CQ_BASE, &t2, NULL));
+	EXPECT_NE(t1, t2);
+	/* P2 puts the old certificate back (memory 0's bytes, everywhere). */
+	ASSERT_EQ(0, sacred_rmem_write(self->rm[2], commit2, 0, old[0],
+				       sizeof(old[0]), NULL));
+
+	for (i = 1; i < NR_PROCS; i++) {
+		p[i] = (struct proposer){ .cq = self->cq[i] };
+		snprintf(p[i].in, sizeof(p[i].in), "value of P%u", i);
+	}
+	run(self, p, 6);
+	expect_one_of(_metadata, p, 6, in, 2);
+	EXPECT_TRUE(p[1].st.panicked);
+	EXPECT_EQ(SACRED_CQ_CARRY_INPUT, p[1].st.carried);
+}
+
+/* Memories holding different incarnations of a region: no instance. */
+TEST_F(cq, regions_of_two_incarnations_are_refused)
+{
+	struct sacred_acl_entry acl[NR_PROCS];
+	const uint32_t region = CQ_BASE + 1 + 2;
+	const uint32_t mem = self->mem[2].id;
+	struct sacred_region_info ri;
+	unsigned int n;
+
+	sacred_cq_close(self->cq[1]);
+	self->cq[1] = NULL;
+	/* P2's region made again on memory 2 alone, ACL and all. */
+	ASSERT_EQ(0, sacred_region_get(self->ctrl, mem, region, &ri));
+	ASSERT_EQ(0, sacred_region_get_acl(self->ctrl, mem, region, acl,
+					   NR_PROCS, &n, NULL));
+	ASSERT_EQ(0, sacred_region_del(self->ctrl, mem, region));
+	ASSERT_EQ(0, sacred_region_new_tagged(self->ctrl, mem, region, ri.size,
+					      ri.policy, ri.tag + 1, NULL));
+	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, mem, region, acl, n));
+	EXPECT_EQ(-EPROTO, after_revive(self->rm[1], 3,
+					sacred_cq_open(&self->ca[1],
+						       &self->cq[1])));
+}
+
+/*
  * A follower slow to start: by the time it opens, P1 (the leader silent)
  * panicked and took its write on its commit region. It still joins - no
  * fast path for it, straight into the backup - and P1, which needs it

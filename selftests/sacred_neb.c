@@ -44,6 +44,19 @@ FIXTURE(neb) {
 	struct sacred_neb *n[NR_PROCS];
 };
 
+static int neb_open(FIXTURE_DATA(neb) *self, unsigned int i)
+{
+	struct sacred_neb_attr na = {
+		.rm = self->rm[i],
+		.keys = self->keys[i],
+		.base_region = NEB_BASE,
+		.nr_msgs = NR_MSGS,
+		.msg_max = MSG_MAX,
+	};
+
+	return sacred_neb_open(&na, &self->n[i]);
+}
+
 FIXTURE_SETUP(neb)
 {
 	struct sacred_rmem_member m[NR_MEMS];
@@ -74,18 +87,11 @@ FIXTURE_SETUP(neb)
 			.mems = m,
 			.max_io = 4096,
 		};
-		struct sacred_neb_attr na = {
-			.base_region = NEB_BASE,
-			.nr_msgs = NR_MSGS,
-			.msg_max = MSG_MAX,
-		};
 
 		ASSERT_EQ(0, sacred_bz_keys_load(self->dir, NR_PROCS, i,
 						 &self->keys[i]));
 		ASSERT_EQ(0, sacred_rmem_create(&ra, &self->rm[i]));
-		na.rm = self->rm[i];
-		na.keys = self->keys[i];
-		ASSERT_EQ(0, sacred_neb_open(&na, &self->n[i]));
+		ASSERT_EQ(0, neb_open(self, i));
 	}
 }
 
@@ -232,6 +238,114 @@ TEST_F(neb, writing_another_region_is_refused_by_the_memory)
 static int mem_state(FIXTURE_DATA(neb) *self, unsigned int i, uint8_t st)
 {
 	return sacred_mem_set(self->ctrl, self->mem[i].id, st, 0, NULL);
+}
+
+/*
+ * The broadcast made again on the same region ids, with @tag: every
+ * handle closed, the regions deleted (their grants revoked, the
+ * connections fenced) and made anew, every handle opened again.
+ */
+static int neb_again(FIXTURE_DATA(neb) *self, uint64_t tag)
+{
+	unsigned int i, j;
+	int ret;
+
+	for (i = 0; i < NR_PROCS; i++) {
+		sacred_neb_close(self->n[i]);
+		self->n[i] = NULL;
+	}
+	for (j = 0; j < NR_PROCS; j++) {
+		for (i = 0; i < NR_MEMS; i++) {
+			ret = sacred_region_del(self->ctrl, self->mem[i].id,
+						NEB_BASE + j);
+			if (ret)
+				return ret;
+		}
+		ret = region_on_all_tagged(self->ctrl, self->mem, NR_MEMS,
+					   NEB_BASE + j, 65536,
+					   SACRED_POLICY_SWMR, PID(0), NR_PROCS,
+					   j, tag);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < NR_PROCS; i++) {
+		/* Fenced by the deletes: reconnected on the way. */
+		ret = after_revive(self->rm[i], 3, neb_open(self, i));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * A record signed for an earlier broadcast on the same region ids is
+ * not a message of this one: the signature binds the regions' tag. A
+ * Byzantine P2 keeps its signed "old" and writes it back, raw, into its
+ * slot 0 after the regions were made again. With the tag of before (an
+ * admin who reused it) the replay is delivered - the binding is all that
+ * stops it; with a new tag it is nothing.
+ */
+TEST_F(neb, record_of_an_earlier_incarnation_is_not_a_message)
+{
+	uint8_t rec[NEB_REC_HDR + MSG_MAX];
+	struct sacred_slots *sl;
+	struct sacred_cell_view v;
+	uint64_t tag, again;
+	char out[MSG_MAX];
+
+	ASSERT_EQ(0, sacred_rmem_region_tag(self->rm[0], NEB_BASE, &tag,
+					    NULL));
+	ASSERT_EQ(0, sacred_neb_broadcast(self->n[BYZ], 0, "old", 4));
+	ASSERT_EQ(0, sacred_slots_open(self->rm[BYZ], NEB_BASE + BYZ,
+				       sizeof(rec), NEB_SLOTS, 0, &sl));
+	ASSERT_EQ(0, sacred_slots_read(sl, 0, rec, sizeof(rec), &v));
+	sacred_slots_close(sl);
+
+	for (again = tag; ; again = tag + 1) {
+		ASSERT_EQ(0, neb_again(self, again));
+		ASSERT_EQ(-EAGAIN, deliver(self, 0, BYZ, 0, out));
+		ASSERT_EQ(0, sacred_slots_open(self->rm[BYZ], NEB_BASE + BYZ,
+					       sizeof(rec), NEB_SLOTS, 0,
+					       &sl));
+		ASSERT_EQ(0, sacred_slots_write(sl, 0, rec, v.len));
+		sacred_slots_close(sl);
+		if (again != tag)
+			break;
+		ASSERT_EQ(0, deliver(self, 0, BYZ, 0, out));
+		EXPECT_STREQ("old", out);
+	}
+	EXPECT_EQ(-EAGAIN, deliver(self, 0, BYZ, 0, out));
+	EXPECT_EQ(-EAGAIN, deliver(self, 1, BYZ, 0, out));
+	/* P2's own broadcast of this incarnation still goes through. */
+	ASSERT_EQ(0, sacred_neb_broadcast(self->n[BYZ], 1, "new", 4));
+	ASSERT_EQ(0, deliver(self, 1, BYZ, 1, out));
+	EXPECT_STREQ("new", out);
+}
+
+/* Memories that hold different incarnations of a region: refused. */
+TEST_F(neb, regions_of_two_incarnations_are_refused)
+{
+	uint64_t tag, t;
+	uint32_t mask;
+
+	ASSERT_EQ(0, sacred_rmem_region_tag(self->rm[0], NEB_BASE + 1, &tag,
+					    &mask));
+	EXPECT_EQ(7, mask);
+	sacred_neb_close(self->n[0]);
+	self->n[0] = NULL;
+	/* Region 1 made again on memory 0 only, with another tag. */
+	ASSERT_EQ(0, sacred_region_del(self->ctrl, self->mem[0].id,
+				       NEB_BASE + 1));
+	ASSERT_EQ(0, region_on_all_tagged(self->ctrl, self->mem, 1,
+					  NEB_BASE + 1, 65536,
+					  SACRED_POLICY_SWMR, PID(0), NR_PROCS,
+					  1, tag + 1));
+	EXPECT_EQ(-EPROTO, after_revive(self->rm[0], 3, neb_open(self, 0)));
+	t = 0;
+	EXPECT_EQ(-EPROTO, sacred_rmem_region_tag(self->rm[0], NEB_BASE + 1,
+						  &t, &mask));
+	EXPECT_EQ(tag + 1, t);
+	EXPECT_EQ(1, mask);
 }
 
 /*

@@ -124,14 +124,16 @@ static inline double now_s(void)
  * Region @id of @size bytes with @policy on each of the @nr_mems
  * instances @mem, its ACL processes @pid0 .. @pid0 + @nr_procs - 1:
  * process index @writer read-write and the others read, or all read-write
- * when @writer is negative. Returns 0 or a negative errno. (For tests that
- * include sacred.h first.)
+ * when @writer is negative, made with @tag everywhere (one incarnation:
+ * lib/neb.c and lib/cq.c refuse regions whose memories disagree). Returns
+ * 0 or a negative errno. (For tests that include sacred.h first.)
  */
-static inline int region_on_all(struct sacred_ctrl *ctrl,
-				const struct sacred_mem_info *mem,
-				unsigned int nr_mems, uint32_t id, uint64_t size,
-				uint8_t policy, uint32_t pid0,
-				unsigned int nr_procs, int writer)
+static inline int region_on_all_tagged(struct sacred_ctrl *ctrl,
+				       const struct sacred_mem_info *mem,
+				       unsigned int nr_mems, uint32_t id,
+				       uint64_t size, uint8_t policy,
+				       uint32_t pid0, unsigned int nr_procs,
+				       int writer, uint64_t tag)
 {
 	struct sacred_acl_entry acl[64];
 	unsigned int i;
@@ -147,8 +149,8 @@ static inline int region_on_all(struct sacred_ctrl *ctrl,
 				  SACRED_ACCESS_READ,
 		};
 	for (i = 0; i < nr_mems; i++) {
-		ret = sacred_region_new(ctrl, mem[i].id, id, size, policy,
-					NULL);
+		ret = sacred_region_new_tagged(ctrl, mem[i].id, id, size,
+					       policy, tag, NULL);
 		if (!ret)
 			ret = sacred_region_set_acl(ctrl, mem[i].id, id, acl,
 						    nr_procs);
@@ -156,6 +158,18 @@ static inline int region_on_all(struct sacred_ctrl *ctrl,
 			return ret;
 	}
 	return 0;
+}
+
+/* region_on_all_tagged() with one tag per test process: this pid's. */
+static inline int region_on_all(struct sacred_ctrl *ctrl,
+				const struct sacred_mem_info *mem,
+				unsigned int nr_mems, uint32_t id, uint64_t size,
+				uint8_t policy, uint32_t pid0,
+				unsigned int nr_procs, int writer)
+{
+	return region_on_all_tagged(ctrl, mem, nr_mems, id, size, policy,
+				    pid0, nr_procs, writer,
+				    0x5ac7ed0000000000ULL | getpid());
 }
 
 /*
