@@ -56,8 +56,12 @@
  * ends the leadership; the next poll decides who leads.
  *
  * Followers catch up by reading every area from their next index on (one
- * quorum read per area) and every meta, and deliver the entries below the
- * highest commit seen, in order.
+ * quorum read per area) and every meta, and deliver in order the entries
+ * below the highest commit seen, and past it those a quorum of memories
+ * holds (a leader's write that a quorum took is decided: the leader's own
+ * rule). Each poll reads the metas and the elected leader's next slot in
+ * one round trip, and the areas only when one of them shows something
+ * new.
  *
  * A process that crashed may open the log again with its id. It starts
  * from nothing: it delivers the log from index 0 again, numbers its cells
@@ -232,10 +236,16 @@ struct sacred_log {
 	int trim_at;
 };
 
-/* The best copy of one index seen in a batch of reads. */
+/*
+ * The best copy of one index seen in a batch of reads: the entry of the
+ * highest bal, in process @area's area, and on how many of the memories
+ * that answered the read of that area it sits (@copies).
+ */
 struct log_best {
 	uint64_t bal;
 	uint32_t len;
+	unsigned int area;
+	unsigned int copies;
 	uint8_t *data;
 };
 
@@ -551,8 +561,9 @@ static int log_settle_meta(struct sacred_log *l)
 /*
  * Read indices [@from, @from + l->batch) of every area from a quorum
  * each (not past the end of the area: no wrap within one read);
- * l->tail[j] gets the best entry of index @from + j (bal 0: none),
- * *@commit the highest commit any cell carries, and l->trim_at the first
+ * l->tail[j] gets the best entry of index @from + j (bal 0: none) and
+ * its copies, *@commit the highest commit any cell carries, and
+ * l->trim_at the first
  * j whose slot holds a later index in some area (the entry of @from + j
  * is gone: only a snapshot has it). Returns the number of indices read.
  */
@@ -566,8 +577,10 @@ static int log_read_tail(struct sacred_log *l, uint64_t from,
 	int ret;
 
 	l->trim_at = (int)cnt;
-	for (j = 0; j < cnt; j++)
+	for (j = 0; j < cnt; j++) {
 		l->tail[j].bal = 0;
+		l->tail[j].copies = 0;
+	}
 	for (p = 0; p < l->a.nr_procs; p++) {
 		ret = sacred_rmem_read(l->a.rm, l->a.log_region,
 				       log_entry_off(l, p, from, 0),
@@ -602,10 +615,21 @@ static int log_read_tail(struct sacred_log *l, uint64_t from,
 					*commit = c;
 				if (i > from + j && (int)j < l->trim_at)
 					l->trim_at = (int)j;
-				if (i != from + j || bal <= l->tail[j].bal)
+				if (i != from + j || bal < l->tail[j].bal)
 					continue;
+				/* (area, bal, index) is one write, once. */
+				if (bal == l->tail[j].bal) {
+					if (p == l->tail[j].area &&
+					    len == l->tail[j].len &&
+					    !memcmp(l->tail[j].data,
+						    d + LOG_ENTRY_HDR, len))
+						l->tail[j].copies++;
+					continue;
+				}
 				l->tail[j].bal = bal;
 				l->tail[j].len = len;
+				l->tail[j].area = p;
+				l->tail[j].copies = 1;
 				memcpy(l->tail[j].data, d + LOG_ENTRY_HDR, len);
 			}
 		}
@@ -952,14 +976,74 @@ static int log_takeover(struct sacred_log *l)
 	return log_write_meta(l, b);
 }
 
-/* Follower: deliver what is decided past the applied entries. */
+/*
+ * The metas, as log_read_metas(), and whether the area of the process the
+ * failure detector elects holds index @next at some memory (*@fresh):
+ * both in one round trip when they fit one buffer.
+ */
+static int log_read_metas_probe(struct sacred_log *l, uint64_t next,
+				uint64_t *mbal, uint64_t *commit, bool *fresh)
+{
+	unsigned int k, n = sacred_rmem_nr_mems(l->a.rm);
+	size_t metas = log_meta_off(l, l->a.nr_procs, 0);
+	size_t pair = 2 * l->lay.entry_cell, at = metas;
+	struct sacred_io ops[2] = {
+		{ .opcode = SACRED_IO_READ, .region_id = l->a.log_region,
+		  .offset = 0, .len = metas },
+		{ .opcode = SACRED_IO_READ, .region_id = l->a.log_region,
+		  .len = pair },
+	};
+	struct sacred_rmem_result res;
+	struct sacred_cell_view v;
+	int ret;
+
+	*fresh = false;
+	if (l->leader < 0 || l->leader == (int)l->a.me)
+		return log_read_metas(l, mbal, commit);
+	ops[1].offset = log_entry_off(l, l->leader, next, 0);
+	if (metas + pair <= sacred_rmem_max_io(l->a.rm)) {
+		ret = sacred_rmem_batch(l->a.rm, ops, 2, (void *const *)l->bufs,
+					&res);
+	} else {
+		ret = log_read_metas(l, mbal, commit);
+		if (ret)
+			return ret;
+		at = 0;
+		ret = sacred_rmem_read(l->a.rm, l->a.log_region,
+				       ops[1].offset, (void *const *)l->bufs,
+				       pair, false, &res);
+	}
+	l->stats.round_trips++;
+	if (ret)
+		return ret;
+	if (at)
+		log_scan_metas(l, res.ok, mbal, commit);
+	for (k = 0; k < n; k++)
+		if ((res.ok & (1U << k)) &&
+		    log_pick(l->bufs[k] + at, l->lay.entry_cell,
+			     LOG_ENTRY_HDR, &v) >= 0 &&
+		    get64((const uint8_t *)v.data + 8) == next)
+			*fresh = true;
+	return 0;
+}
+
+/*
+ * Follower: deliver what is decided past the applied entries - what the
+ * metas and entries say is committed, and past that every entry found
+ * on a quorum of memories: one write of one leader's, at a quorum, is
+ * decided (the rule by which the leader itself decides it; a later
+ * leader's recovery reads a quorum and finds it). So a follower does not
+ * wait for a commit point that only the leader's next append or meta
+ * would carry (a leader that stops polling writes no metas).
+ */
 static int log_catch_up(struct sacred_log *l)
 {
+	unsigned int rounds, q = sacred_rmem_quorum(l->a.rm);
 	uint64_t mbal, commit = 0;
-	unsigned int rounds;
+	bool fresh;
 	int cnt, j, ret;
 
-	ret = log_read_metas(l, &mbal, &commit);
+	ret = log_read_metas_probe(l, l->applied, &mbal, &commit, &fresh);
 	if (ret)
 		return ret;
 	if (mbal > l->max_seen)
@@ -967,8 +1051,9 @@ static int log_catch_up(struct sacred_log *l)
 	for (rounds = 0; rounds < LOG_CATCH_UP_MAX; rounds++) {
 		uint64_t from = l->applied;
 
-		if (commit <= from)
+		if (commit <= from && !fresh)
 			return 0;
+		fresh = false;
 		cnt = log_read_tail(l, from, &commit);
 		if (cnt <= 0)
 			return cnt;
@@ -978,8 +1063,8 @@ static int log_catch_up(struct sacred_log *l)
 				return ret;
 			continue;
 		}
-		for (j = 0; j < l->trim_at && from + j < commit &&
-		     l->tail[j].bal; j++)
+		for (j = 0; j < l->trim_at && l->tail[j].bal &&
+		     (from + j < commit || l->tail[j].copies >= q); j++)
 			log_deliver(l, from + j, l->tail[j].data,
 				    l->tail[j].len);
 		if (l->applied > l->committed)

@@ -18,6 +18,7 @@
  * read-write), HB (static, all read-write); TRIM and SMALL for the logs
  * with snapshots.
  */
+#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -53,6 +54,8 @@ struct proc {
 	atomic_bool stop;	/* end the thread (and crash: drop the handle) */
 	atomic_bool crash;
 	atomic_bool pause;	/* stop polling and proposing: a hung process */
+	atomic_bool parked;	/* the thread saw pause: its handle is free */
+	unsigned int suspect_ms;	/* the log's; 0: 300 */
 	atomic_int target;	/* propose while leader until this many applied */
 	/* Delivered entries, by index. */
 	char hist[CAPACITY][ENTRY_LEN];
@@ -152,9 +155,11 @@ static void *proc_thread(void *arg)
 
 	while (!atomic_load(&p->stop)) {
 		if (atomic_load(&p->pause)) {
+			atomic_store(&p->parked, true);
 			usleep(5000);
 			continue;
 		}
+		atomic_store(&p->parked, false);
 		t = now_ms();
 		sacred_log_poll(p->log);
 		t = now_ms() - t;
@@ -210,7 +215,7 @@ static struct sacred_log_attr proc_log_attr(struct proc *p)
 		.capacity = p->window ? p->window : CAPACITY,
 		.entry_max = ENTRY_MAX,
 		.hb_period_ms = 10,
-		.suspect_ms = 300,
+		.suspect_ms = p->suspect_ms ? p->suspect_ms : 300,
 		.commit = on_commit,
 		.arg = p,
 	};
@@ -840,6 +845,142 @@ TEST_F(log, fenced_old_leader_wakes_up)
 	       (unsigned long long)st.takeovers);
 	/* It learned it had lost leadership from a refused write. */
 	EXPECT_LE(1, st.step_downs);
+}
+
+/*
+ * Every process opens its log again with @suspect_ms (the log is empty:
+ * nothing was proposed yet).
+ */
+static void reopen_all(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(log) *self, unsigned int suspect_ms)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_PROCS; i++) {
+		struct proc *p = &self->p[i];
+
+		ASSERT_EQ(0, atomic_load(&p->applied));
+		proc_stop(p, false);
+		proc_drop(p);
+		atomic_store(&p->stop, false);
+		p->suspect_ms = suspect_ms;
+	}
+	for (i = 0; i < NR_PROCS; i++)
+		ASSERT_EQ(0, proc_start(self, i));
+}
+
+/* Stop process @i's thread (it stays alive) and wait until it has. */
+static bool park(FIXTURE_DATA(log) *self, unsigned int i)
+{
+	uint64_t end = now_ms() + 10000;
+
+	atomic_store(&self->p[i].pause, true);
+	while (!atomic_load(&self->p[i].parked) && now_ms() < end)
+		usleep(1000);
+	return atomic_load(&self->p[i].parked);
+}
+
+/*
+ * The test thread proposes entry @n for leader @i, whose thread is
+ * parked; returns sacred_log_propose()'s result.
+ */
+static int propose_for(FIXTURE_DATA(log) *self, unsigned int i,
+		       unsigned int n)
+{
+	struct proc *p = &self->p[i];
+	char entry[ENTRY_LEN] = {};
+	int ret;
+
+	snprintf(entry, sizeof(entry), "P%u#%u", i, 1000 + n);
+	ret = sacred_log_propose(p->log, entry, sizeof(entry), NULL);
+	if (!ret)
+		memcpy(p->mine[p->nr_mine++ % CAPACITY], entry, sizeof(entry));
+	return ret;
+}
+
+/*
+ * A leader appends and then stops polling - it writes no metas, so
+ * nothing it writes says that its last entry is committed. The followers
+ * find that entry on a quorum of memories and deliver it all the same
+ * (they waited for the leader's next tick before 2026-11-26). Nobody
+ * suspects the leader meanwhile: 10 s to suspect.
+ */
+TEST_F(log, followers_deliver_an_entry_a_quorum_holds_without_a_commit)
+{
+	unsigned int n;
+
+	reopen_all(_metadata, self, 10000);
+	set_target(self, 5);
+	ASSERT_TRUE(wait_applied(self, 7, 5, 20000));
+	set_target(self, 0);
+	ASSERT_TRUE(park(self, 0));
+	ASSERT_TRUE(sacred_log_is_leader(self->p[0].log));
+	for (n = 0; n < 3; n++) {
+		unsigned int at = atomic_load(&self->p[0].applied);
+
+		ASSERT_EQ(0, propose_for(self, 0, n));
+		ASSERT_EQ(at + 1, atomic_load(&self->p[0].applied));
+		EXPECT_TRUE(wait_applied(self, 6, at + 1, 3000))
+			TH_LOG("entry %u: followers at %u and %u", at,
+			       atomic_load(&self->p[1].applied),
+			       atomic_load(&self->p[2].applied));
+	}
+	atomic_store(&self->p[0].pause, false);
+	set_target(self, 12);
+	ASSERT_TRUE(wait_applied(self, 7, 12, 20000));
+	EXPECT_TRUE(history_ok(_metadata, self, 7));
+}
+
+/*
+ * An entry that only one memory took is not delivered: memories 1 and 2
+ * down, the leader's append reaches memory 0 alone and fails; memory 1
+ * comes back, so that every read of a follower meets memory 0 and sees
+ * the entry there - once, not on a quorum. Then memory 2 and the leader
+ * come back, and the log goes on with one history.
+ */
+TEST_F(log, entry_a_minority_holds_is_not_delivered)
+{
+	static uint8_t area[NR_MEMS][2048];
+	struct sacred_cell_view v;
+	unsigned int i, at;
+	uint64_t index;
+	int ret;
+
+	reopen_all(_metadata, self, 10000);
+	set_target(self, 5);
+	ASSERT_TRUE(wait_applied(self, 7, 5, 20000));
+	set_target(self, 0);
+	ASSERT_TRUE(wait_applied(self, 6, 5, 5000));
+	ASSERT_TRUE(park(self, 0));
+	at = atomic_load(&self->p[0].applied);
+	for (i = 1; i < NR_MEMS; i++)
+		ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[i].id,
+					    SACRED_MEM_DOWN, 0, NULL));
+	ret = propose_for(self, 0, 0);
+	TH_LOG("append with memories 1 and 2 down: %d", ret);
+	ASSERT_NE(0, ret);
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[1].id,
+				    SACRED_MEM_UP, 0, NULL));
+	/* It is there on memory 0, not on memory 1. */
+	ASSERT_GE(REOPEN_N, at);
+	sacred_rmem_revive(self->p[0].rm);
+	ASSERT_EQ(3, read_own_area(&self->p[0], area));
+	ASSERT_LE(0, own_newest(area[0], at, &v));
+	memcpy(&index, (const uint8_t *)v.data + 8, 8);
+	ASSERT_EQ(at, le64toh(index));
+	if (own_newest(area[1], at, &v) >= 0) {
+		memcpy(&index, (const uint8_t *)v.data + 8, 8);
+		ASSERT_NE(at, le64toh(index));
+	}
+	usleep(1500 * 1000);
+	EXPECT_EQ(at, atomic_load(&self->p[1].applied));
+	EXPECT_EQ(at, atomic_load(&self->p[2].applied));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_UP, 0, NULL));
+	atomic_store(&self->p[0].pause, false);
+	set_target(self, at + 5);
+	ASSERT_TRUE(wait_applied(self, 7, at + 5, 30000));
+	EXPECT_TRUE(history_ok(_metadata, self, 7));
 }
 
 TEST_F(log, minority_of_memories_down_under_appends)
