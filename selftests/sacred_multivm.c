@@ -49,6 +49,12 @@
  *                  dead connections - and commit PHASE2 entries; a fresh
  *                  reader then finds every entry P0 recorded at its index.
  *
+ * The client and leader scenarios use a log with snapshots and a window
+ * of WINDOW slots (the state snapshotted is the history): the processes
+ * on the new VM, the new leader and the fresh reader all come in long
+ * after the log's start was overwritten, and start from a snapshot - the
+ * reader's line fails unless it restored one.
+ *
  * The second run numbers its TAP lines after the first's
  * (SACRED_MULTIVM_TAP_FROM), so that the two outputs make one stream.
  *
@@ -97,6 +103,14 @@
 #define PACE_US		20000		/* between two appends of a leader */
 #define PACE2_US	50000		/* the same, after the kill */
 #define WAIT_MS		600000		/* bound on every wait */
+/*
+ * The client and leader scenarios run a log with snapshots through a
+ * window of WINDOW slots: each run wraps it several times, so that the
+ * processes back on a new VM and every fresh reader start from a
+ * snapshot, and a new leader takes over in a log that overwrites itself.
+ * The state snapshotted is the history itself.
+ */
+#define WINDOW		32
 
 struct proc {
 	unsigned int me;
@@ -134,6 +148,8 @@ static const char *suite = "multivm";	/* of the TAP lines */
 static atomic_ullong last_commit_ms;
 static atomic_ullong max_gap_ms;
 static atomic_uint pace_us = PACE_US;
+/* The log's window with snapshots, or 0: a log of CAPACITY entries. */
+static unsigned int window;
 
 static uint64_t now_ms(void)
 {
@@ -226,6 +242,33 @@ static void on_commit(void *arg, uint64_t index, const void *data, size_t len)
 	}
 }
 
+/* The state is the history: a snapshot is hist[0 .. applied). */
+static ssize_t on_snapshot(void *arg, uint64_t applied, void *buf,
+			   size_t max)
+{
+	struct proc *p = arg;
+	size_t len = applied * ENTRY_LEN;
+
+	if (applied != atomic_load(&p->applied) || applied > CAPACITY ||
+	    len > max)
+		return -EINVAL;
+	memcpy(buf, p->hist, len);
+	return len;
+}
+
+static int on_restore(void *arg, uint64_t applied, const void *buf,
+		      size_t len)
+{
+	struct proc *p = arg;
+
+	if (applied <= atomic_load(&p->applied) || applied > CAPACITY ||
+	    len != applied * ENTRY_LEN)
+		return -EBADMSG;
+	memcpy(p->hist, buf, len);
+	atomic_store(&p->applied, applied);
+	return 0;
+}
+
 static void *proc_thread(void *arg)
 {
 	struct proc *p = arg;
@@ -301,6 +344,12 @@ static int proc_start(unsigned int i)
 	};
 	int ret;
 
+	if (window) {
+		la.capacity = window;
+		la.snapshot_max = CAPACITY * ENTRY_LEN;
+		la.snapshot = on_snapshot;
+		la.restore = on_restore;
+	}
 	p->me = i;
 	ret = sacred_rmem_create(&ra, &p->rm);
 	if (ret)
@@ -461,6 +510,21 @@ static int reader_catch_up(void)
 	return ret;
 }
 
+/*
+ * With a window: whether the fresh reader started from a snapshot (its
+ * first entries were overwritten long before it came); *@n gets its
+ * restores. Without one, true.
+ */
+static bool reader_restored(unsigned long long *n)
+{
+	struct sacred_log_stats st = {};
+
+	if (procs[NR_PROCS].log)
+		sacred_log_stats(procs[NR_PROCS].log, &st);
+	*n = st.restores;
+	return !window || st.restores;
+}
+
 /* Stop and free every process. */
 static void procs_end(void)
 {
@@ -484,12 +548,14 @@ static void log_stats(void)
 		if (!procs[i].log)
 			continue;
 		sacred_log_stats(procs[i].log, &st);
-		note("%c%u: %u committed, %u errors (last %d), %llu appends, %llu takeovers, %llu step-downs, memories up 0x%x",
+		note("%c%u: %u committed, %u errors (last %d), %llu appends, %llu takeovers, %llu step-downs, %llu snapshots, %llu restores, memories up 0x%x",
 		     prefix, i, atomic_load(&procs[i].nr_mine),
 		     procs[i].errors, procs[i].last_err,
 		     (unsigned long long)st.appends,
 		     (unsigned long long)st.takeovers,
 		     (unsigned long long)st.step_downs,
+		     (unsigned long long)st.snapshots,
+		     (unsigned long long)st.restores,
 		     sacred_rmem_up(procs[i].rm));
 	}
 }
@@ -768,6 +834,7 @@ static int client_after(void)
 	static char rec[CAPACITY][ENTRY_LEN];
 	unsigned int i, j, nrec, tries, all_tries = 0, rec_end = 0;
 	unsigned int bad = 0, checked = 0, n_agree = 0, start;
+	unsigned long long restores;
 	uint64_t t0, end;
 	bool ok;
 	int ret = 0;
@@ -810,9 +877,10 @@ static int client_after(void)
 	ret = reader_catch_up();
 	if (!ret)
 		bad = record_missing(rec_idx, rec, nrec);
-	ok = !ret && !bad && reader_has_all(&checked);
-	result(ok, "a fresh reader reads back the %u entries the dead incarnations recorded and the %u of the new ones, each at its index",
-	       nrec, checked);
+	ok = !ret && !bad && reader_has_all(&checked) &&
+	     reader_restored(&restores);
+	result(ok, "a fresh reader reads back the %u entries the dead incarnations recorded and the %u of the new ones, each at its index (a window of %u: %llu restores)",
+	       nrec, checked, window, restores);
 	ok = histories_agree(&n_agree);
 	result(ok && n_agree >= start + PHASE2,
 	       "the %u processes delivered the same %u entries in the same order",
@@ -834,6 +902,7 @@ static int leader_b(void)
 	static char rec[CAPACITY][ENTRY_LEN];
 	unsigned int i, nrec, bad = 0, checked = 0, n_agree = 0, start;
 	uint64_t t0, t_killed, t_led, end;
+	unsigned long long restores;
 	int ret = 0, leader = -1;
 	bool ok;
 
@@ -886,9 +955,11 @@ static int leader_b(void)
 	ret = reader_catch_up();
 	if (!ret)
 		bad = record_missing(rec_idx, rec, nrec);
-	ok = !ret && nrec && !bad && reader_has_all(&checked);
-	result(ok, "a fresh reader reads back, in %llu ms, the %u entries P0 recorded before it died and the %u of the new leader, each at its index",
-	       (unsigned long long)(now_ms() - t0), nrec, checked);
+	ok = !ret && nrec && !bad && reader_has_all(&checked) &&
+	     reader_restored(&restores);
+	result(ok, "a fresh reader reads back, in %llu ms, the %u entries P0 recorded before it died and the %u of the new leader, each at its index (a window of %u: %llu restores)",
+	       (unsigned long long)(now_ms() - t0), nrec, checked, window,
+	       restores);
 	ok = histories_agree(&n_agree);
 	result(ok && n_agree >= start + PHASE2,
 	       "P1, P2 and the reader delivered the same %u entries in the same order",
@@ -915,6 +986,7 @@ int main(void)
 	if (!sc || !strcmp(sc, "memory-dies"))
 		return memory_dies();
 	suite = strncmp(sc, "leader-", 7) ? "multivm-client" : "multivm-leader";
+	window = WINDOW;
 	if (!strcmp(sc, "client-before"))
 		return client_before(NR_PROCS);
 	if (!strcmp(sc, "leader-a"))
