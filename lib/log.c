@@ -25,7 +25,12 @@
  * Every process writes only its own meta and area, and into the cell that
  * does not hold its last write a quorum took (as lib/pmp.c): a leader
  * revoked in the middle of a write can tear only its own newer cell,
- * never an entry that is decided. The value of index i is the entry with
+ * never an entry that is decided. A write that failed may have reached a
+ * quorum all the same (an acknowledgement lost with its connection), and
+ * a follower may have counted it there (below): so after a failed entry
+ * write its writer no longer knows which cell of the pair to keep, and
+ * settles it from the memories - as a process opened again does - before
+ * it writes that pair again. The value of index i is the entry with
  * the highest bal at i over all areas of a quorum of memories - unless a
  * later index shows in i's slot of any area: then i was overwritten, and
  * only a snapshot has it (see the end of this comment).
@@ -448,6 +453,9 @@ static int log_write_entry(struct sacred_log *l, uint64_t i, uint64_t bal,
 			     payload, LOG_ENTRY_HDR + len);
 	free(payload);
 	l->stats.round_trips++;
+	/* Maybe on a quorum, maybe delivered: not to be written over blind. */
+	if (ret)
+		l->good[log_slot(l, i)] = LOG_CELL_UNSURE;
 	return ret;
 }
 
@@ -559,8 +567,9 @@ static int log_settle_meta(struct sacred_log *l)
 }
 
 /*
- * Read indices [@from, @from + l->batch) of every area from a quorum
- * each (not past the end of the area: no wrap within one read);
+ * Read indices [@from, @from + l->batch) of every area from a quorum of
+ * the memories in @mask each (not past the end of the area: no wrap
+ * within one read);
  * l->tail[j] gets the best entry of index @from + j (bal 0: none) and
  * its copies, *@commit the highest commit any cell carries, and
  * l->trim_at the first
@@ -568,10 +577,11 @@ static int log_settle_meta(struct sacred_log *l)
  * is gone: only a snapshot has it). Returns the number of indices read.
  */
 static int log_read_tail(struct sacred_log *l, uint64_t from,
-			 uint64_t *commit)
+			 uint64_t *commit, uint32_t mask)
 {
 	unsigned int n = sacred_rmem_nr_mems(l->a.rm);
 	unsigned int cnt = log_run(l, from, l->batch), j, k, p;
+	unsigned int q = sacred_rmem_quorum(l->a.rm);
 	size_t pair = 2 * l->lay.entry_cell;
 	struct sacred_rmem_result res;
 	int ret;
@@ -587,10 +597,20 @@ static int log_read_tail(struct sacred_log *l, uint64_t from,
 				       (void *const *)l->bufs, cnt * pair, false,
 				       &res);
 		l->stats.round_trips++;
+		/* Too few of @mask among the first to answer: all of them. */
+		if (!ret && __builtin_popcount(res.ok & mask) < q) {
+			ret = sacred_rmem_read(l->a.rm, l->a.log_region,
+					       log_entry_off(l, p, from, 0),
+					       (void *const *)l->bufs,
+					       cnt * pair, true, &res);
+			l->stats.round_trips++;
+			if (!ret && __builtin_popcount(res.ok & mask) < q)
+				ret = -ENOTCONN;
+		}
 		if (ret)
 			return ret;
 		for (k = 0; k < n; k++) {
-			if (!(res.ok & (1U << k)))
+			if (!(res.ok & mask & (1U << k)))
 				continue;
 			for (j = 0; j < cnt; j++) {
 				const uint8_t *d;
@@ -883,6 +903,7 @@ static int log_takeover(struct sacred_log *l)
 	struct sacred_rmem_result res;
 	uint8_t payload[LOG_META_HDR];
 	uint64_t b, mbal, commit, i;
+	uint32_t fenced;
 	int cnt, j, ret;
 
 	l->stats.takeovers++;
@@ -927,6 +948,12 @@ static int log_takeover(struct sacred_log *l)
 	ret = sacred_rmem_chain(l->a.rm, ops, 3, (void *const *)l->bufs, &res);
 	if (ret)
 		return ret;
+	/*
+	 * Recovery reads only where the permission came first: a memory that
+	 * answered it with a failure may not have fenced the old leader,
+	 * whose write could land there after this read.
+	 */
+	fenced = res.ok;
 	l->meta_good = 1 - l->meta_good;
 	l->mbal = b;
 	log_scan_metas(l, res.ok, &mbal, &commit);
@@ -943,7 +970,7 @@ static int log_takeover(struct sacred_log *l)
 	if (commit < l->committed)
 		commit = l->committed;
 	for (i = l->applied;;) {
-		cnt = log_read_tail(l, i, &commit);
+		cnt = log_read_tail(l, i, &commit, fenced);
 		if (cnt < 0)
 			return cnt;
 		if (!l->trim_at) {
@@ -1054,7 +1081,7 @@ static int log_catch_up(struct sacred_log *l)
 		if (commit <= from && !fresh)
 			return 0;
 		fresh = false;
-		cnt = log_read_tail(l, from, &commit);
+		cnt = log_read_tail(l, from, &commit, UINT32_MAX);
 		if (cnt <= 0)
 			return cnt;
 		if (!l->trim_at) {
