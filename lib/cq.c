@@ -153,9 +153,9 @@
 #include "internal.h"
 #include "sacred.h"
 
-#define CQ_VALUE_DOMAIN	"sacred-cq-value-v1"
-#define CQ_COPY_DOMAIN	"sacred-cq-copy-v1"
-#define CQ_PANIC_DOMAIN	"sacred-cq-panic-v1"
+#define CQ_VALUE_DOMAIN	"sacred-cq-value-v2"
+#define CQ_COPY_DOMAIN	"sacred-cq-copy-v2"
+#define CQ_PANIC_DOMAIN	"sacred-cq-panic-v2"
 /* Record: __le32 len, pad, leader signature, own signature, value. */
 #define CQ_HDR		(8 + 2 * SACRED_BZ_SIG_LEN)
 #define CQ_SIG		SACRED_BZ_SIG_LEN
@@ -543,10 +543,12 @@ static void cq_hold_cert(struct sacred_cq *cq, const void *v, size_t len,
  * @nr_procs: processes
  *
  * Creates the 1 + 3 * @nr_procs regions of the layout in lib/cq.c with
- * their policies and ACLs, each as small as it can be, all with one new
- * random tag (sacred_region_new_tagged()): signatures bind it, so nothing
- * signed for an instance set up before on the same region ids is good in
- * this one.
+ * their policies and ACLs, each as small as it can be, all with one tag
+ * (sacred_region_new_tagged()): attr->tag, or a new random one if it is
+ * 0. Signatures bind it, so nothing signed for an instance set up before
+ * on the same region ids is good in this one - as long as each setup
+ * has a new tag (memories on several hosts: one call per host, each
+ * with the same new attr->tag).
  *
  * Return: 0; -EINVAL; -errno of getrandom(2); the errors of
  * sacred_region_new() and sacred_region_set_acl() (regions made before a
@@ -568,8 +570,10 @@ int sacred_cq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
 	rounds = attr->rounds ? attr->rounds : CQ_DEFAULT_ROUNDS;
 	if (rounds > CQ_MAX_ROUNDS)
 		return -EINVAL;
-	if (getrandom(&tag, sizeof(tag), 0) != sizeof(tag))
-		return -errno;
+	tag = attr->tag;
+	while (!tag)
+		if (getrandom(&tag, sizeof(tag), 0) != sizeof(tag))
+			return -errno;
 	rec = CQ_HDR + attr->value_max;
 	for (kind = 0; kind < 4; kind++) {
 		for (p = 0; p < (kind ? nr_procs : 1); p++) {
@@ -811,7 +815,8 @@ static int cq_leader_resume(struct sacred_cq *cq)
  *
  * Return: 0; -EINVAL; -ENOMEM; -EPERM when this process cannot write its
  * own region; -EPROTO when the regions were not made with one tag (see
- * sacred_cq_setup()); the errors of sacred_slots_open() and
+ * sacred_cq_setup()), or not with attr->tag if it is set; the errors of
+ * sacred_slots_open() and
  * sacred_neb_open(); as
  * the leader, the errors of reading the leader region (a quorum must
  * answer).
@@ -900,6 +905,8 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 	/* Attached by now: the memories told the regions' tag. */
 	ret = sacred_rmem_span_tag(attr->rm, attr->base_region, 1 + 3 * n,
 				   &cq->tag);
+	if (!ret && attr->tag && cq->tag != attr->tag)
+		ret = -EPROTO;
 	if (ret)
 		goto err;
 	ret = -EPERM;

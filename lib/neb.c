@@ -54,7 +54,7 @@
 #include "sacred.h"
 #include "internal.h"
 
-#define NEB_DOMAIN	"sacred-neb-v1"
+#define NEB_DOMAIN	"sacred-neb-v2"
 /* Record header: sender, k, len, signature. */
 #define NEB_HDR		(4 + 4 + 8 + 4 + 4 + crypto_sign_BYTES)
 

@@ -1605,6 +1605,10 @@ struct sacred_ctrl;
  * @rounds: backup rounds at most; 0 means 8, at most 64
  * @round_ms: how long each step of backup round r waits, times r + 1;
  *	0 means @timeout_ms
+ * @tag: sacred_cq_setup(): the tag to make the regions with, or 0 for a
+ *	random one (several hosts setting up one instance: the same
+ *	non-zero tag on each); sacred_cq_open(): 0, or the tag the regions
+ *	must have
  */
 struct sacred_cq_attr {
 	struct sacred_rmem *rm;
@@ -1616,6 +1620,7 @@ struct sacred_cq_attr {
 	const uint32_t *pids;
 	unsigned int rounds;
 	int round_ms;
+	uint64_t tag;
 };
 
 /* struct sacred_cq_stats.carried: what a panic carried into the backup */

@@ -682,13 +682,19 @@ case_region_tag() {
 		expect "-d region show: the tag given" "$(cat "$T/out")" \
 			"7593/1: size 4KiB policy static epoch 0 chunks 1 raced 0 tag 0xfeedface00000001 ballot 0"
 	ok -j -d region add mem 7593 size 4k id 2 tag 4660 &&
-		expect "-j -d region add: tag" "$(js '.[0].tag')" 4660
+		expect "-j -d region add: tag" "$(js '.[0].tag')" '"0x1234"'
 	ok region add mem 7593 size 4k id 3 tag 0
 	ok region add mem 7593 size 4k id 4 tag 18446744073709551615
 	ok -d region show 7593/4 &&
 		expect "the largest tag" "$(grep -o 'tag 0x[0-9a-f]*' "$T/out")" "tag 0xffffffffffffffff"
+	# JSON carries the tag as a string, every bit of it.
+	ok -j -d region show 7593/4 &&
+		expect "-j: the largest tag" "$(js '.[0].tag')" '"0xffffffffffffffff"'
+	# A tag shown is taken back.
+	ok region add mem 7593 size 4k id 6 tag "$(region_json 7593/4 | jq -r .tag)" &&
+		expect "tag taken back" "$(region_json 7593/6 | jq -r .tag)" 0xffffffffffffffff
 	ok -d region show 7593/3 &&
-		expect "tag 0" "$(grep -o 'tag [0-9a-fx]*' "$T/out")" "tag 0"
+		expect "tag 0" "$(grep -o 'tag [0-9a-fx]*' "$T/out")" "tag 0x0"
 	# No tag: a random one each time, even for the same id again.
 	ok region add mem 7593 size 4k id 5 || return
 	t1=$(region_json 7593/5 | jq -r '.tag')

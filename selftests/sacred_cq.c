@@ -347,6 +347,7 @@ TEST_F(cq, certificate_of_an_earlier_instance_is_not_counted)
 	uint8_t old[NR_MEMS][4096], *bufs[NR_MEMS];
 	struct sacred_rmem_result res;
 	struct proposer p[NR_PROCS];
+	struct sacred_cq_attr ca;
 	uint32_t ids[NR_MEMS];
 	unsigned int i, j;
 	uint64_t t1, t2;
@@ -375,14 +376,16 @@ TEST_F(cq, certificate_of_an_earlier_instance_is_not_counted)
 			ASSERT_EQ(0, sacred_region_del(self->ctrl, ids[i],
 						       CQ_BASE + j));
 	}
-	ASSERT_EQ(0, sacred_cq_setup(self->ctrl, ids, NR_MEMS, &self->ca[0],
-				     NR_PROCS));
+	/* Made again with a tag given, as each of several hosts would. */
+	ca = self->ca[0];
+	ca.tag = t1 + 1;
+	ASSERT_EQ(0, sacred_cq_setup(self->ctrl, ids, NR_MEMS, &ca, NR_PROCS));
 	for (i = 0; i < NR_PROCS; i++)
 		ASSERT_EQ(0, after_revive(self->rm[i], 3,
 					  sacred_cq_open(&self->ca[i],
 							 &self->cq[i])));
 	ASSERT_EQ(0, sacred_rmem_region_tag(self->rm[2], CQ_BASE, &t2, NULL));
-	EXPECT_NE(t1, t2);
+	EXPECT_EQ(t1 + 1, t2);
 	/* P2 puts the old certificate back (memory 0's bytes, everywhere). */
 	ASSERT_EQ(0, sacred_rmem_write(self->rm[2], commit2, 0, old[0],
 				       sizeof(old[0]), NULL));
@@ -395,6 +398,21 @@ TEST_F(cq, certificate_of_an_earlier_instance_is_not_counted)
 	expect_one_of(_metadata, p, 6, in, 2);
 	EXPECT_TRUE(p[1].st.panicked);
 	EXPECT_EQ(SACRED_CQ_CARRY_INPUT, p[1].st.carried);
+}
+
+/* A process that names the tag it expects opens only that instance. */
+TEST_F(cq, open_with_another_tag_is_refused)
+{
+	struct sacred_cq_attr ca = self->ca[1];
+	uint64_t tag;
+
+	ASSERT_EQ(0, sacred_rmem_region_tag(self->rm[1], CQ_BASE, &tag, NULL));
+	sacred_cq_close(self->cq[1]);
+	self->cq[1] = NULL;
+	ca.tag = tag ^ 1;
+	EXPECT_EQ(-EPROTO, sacred_cq_open(&ca, &self->cq[1]));
+	ca.tag = tag;
+	EXPECT_EQ(0, sacred_cq_open(&ca, &self->cq[1]));
 }
 
 /* Memories holding different incarnations of a region: no instance. */

@@ -166,6 +166,7 @@ void region_print_body(struct cli *cli,
 {
 	struct json_writer *jw = cli->jw;
 	char size[SIZE_STR_LEN];
+	char tag[24];
 
 	if (jw) {
 		json_uint_field(jw, "mem", info->mem_id);
@@ -176,7 +177,10 @@ void region_print_body(struct cli *cli,
 		if (cli->details) {
 			json_uint_field(jw, "chunks", info->nr_chunks);
 			json_uint_field(jw, "raced", info->raced);
-			json_uint_field(jw, "tag", info->tag);
+			/* A string: JSON numbers lose bits above 2^53. */
+			snprintf(tag, sizeof(tag), "0x%llx",
+				 (unsigned long long)info->tag);
+			json_str_field(jw, "tag", tag);
 		}
 		return;
 	}
@@ -185,7 +189,7 @@ void region_print_body(struct cli *cli,
 	       format_size(info->size, size, sizeof(size)),
 	       sacred_policy_str(info->policy), info->epoch);
 	if (cli->details)
-		printf(" chunks %u raced %llu tag %#llx", info->nr_chunks,
+		printf(" chunks %u raced %llu tag 0x%llx", info->nr_chunks,
 		       (unsigned long long)info->raced,
 		       (unsigned long long)info->tag);
 }
