@@ -1441,16 +1441,30 @@ static int conn_status(struct sacred_conn *conn, const char *what,
 /*
  * Bring the cache up to date after a reply whose status gave @ret: the
  * region is stored when the memory described it, dropped when it is gone,
- * kept keyless when the process is no member. Returns @ret, or -ENOMEM.
+ * kept keyless when the process is no member. A region made again since
+ * it was cached (another tag) is dropped too, with -ESTALE, unless
+ * @relearn (an ATTACH the caller asked for): its bytes are not the ones
+ * this process knew, and a memory that lost them must not be taken back
+ * behind the caller's back. Returns @ret, -ESTALE or -ENOMEM.
  */
 static int conn_cache_update(struct sacred_conn *conn, const char *what,
 			     uint32_t region_id, int ret,
-			     const struct sacred_region_attr *attr)
+			     const struct sacred_region_attr *attr,
+			     bool relearn)
 {
 	struct sacred_region_attr *r;
 
 	switch (ret) {
 	case 0:
+		r = conn_region_find(conn, region_id);
+		if (r && !relearn && r->tag != attr->tag) {
+			conn_region_drop(conn, region_id);
+			return conn_fail(conn, -ESTALE,
+					 "%s: region %u of memory %u was made again (tag %#llx, was %#llx): attach it anew",
+					 what, region_id, conn->mem_id,
+					 (unsigned long long)attr->tag,
+					 (unsigned long long)r->tag);
+		}
 		if (conn_region_store(conn, attr))
 			return conn_fail(conn, -ENOMEM,
 					 "%s: no memory for region %u", what,
@@ -1472,7 +1486,7 @@ static int conn_cache_update(struct sacred_conn *conn, const char *what,
 
 /* ATTACH one region and bring the cache up to date. */
 static int conn_attach(struct sacred_conn *conn, uint32_t region_id,
-		       struct sacred_region_attr *attr)
+		       struct sacred_region_attr *attr, bool relearn)
 {
 	struct conn_reply rep;
 	int ret;
@@ -1482,7 +1496,8 @@ static int conn_attach(struct sacred_conn *conn, uint32_t region_id,
 	if (ret)
 		return ret;
 	ret = conn_status(conn, "ATTACH", region_id, &rep);
-	ret = conn_cache_update(conn, "ATTACH", region_id, ret, &rep.region);
+	ret = conn_cache_update(conn, "ATTACH", region_id, ret, &rep.region,
+				relearn);
 	if (!ret && attr)
 		*attr = rep.region;
 	return ret;
@@ -1497,11 +1512,11 @@ static int conn_reattach(struct sacred_conn *conn)
 
 	while (i < conn->nr_regions) {
 		id = conn->regions[i].region_id;
-		ret = conn_attach(conn, id, NULL);
-		if (ret && ret != -ENOENT && ret != -EACCES)
+		ret = conn_attach(conn, id, NULL, false);
+		if (ret && ret != -ENOENT && ret != -EACCES && ret != -ESTALE)
 			return ret;
-		/* A region that is gone was dropped: same index again. */
-		if (ret != -ENOENT)
+		/* A region gone, or made again, was dropped: same index. */
+		if (ret != -ENOENT && ret != -ESTALE)
 			i++;
 	}
 	conn->errmsg[0] = '\0';
@@ -1699,8 +1714,10 @@ static int conn_reconnected(struct sacred_conn *conn, int ret)
  * the old connection (it releases it asynchronously), the attempt is
  * repeated until the timeout. Then every region that was attached is
  * attached again, refreshing its key, access and epoch: a region that is
- * gone is forgotten, one the process is no longer a member of is kept
- * with no access. Works on a healthy connection too.
+ * gone is forgotten, and so is one made again under its id since (another
+ * tag: its bytes are not those this process knew - sacred_attach() takes
+ * the new one); one the process is no longer a member of is kept with no
+ * access. Works on a healthy connection too.
  *
  * Return: 0; -ESTALE if another instance (another memory id) now answers
  * at the address; the errors of sacred_conn_create() and sacred_attach().
@@ -1826,7 +1843,7 @@ int sacred_attach(struct sacred_conn *conn, uint32_t region_id,
 	ret = conn_sync_ready(conn, "ATTACH");
 	if (ret)
 		return ret;
-	return conn_attach(conn, region_id, attr);
+	return conn_attach(conn, region_id, attr, true);
 }
 
 /**
@@ -1935,7 +1952,7 @@ int sacred_change_perm(struct sacred_conn *conn,
 	}
 	ret = conn_status(conn, "PERM", req->region_id, &rep);
 	return conn_cache_update(conn, "PERM", req->region_id, ret,
-				 &rep.region);
+				 &rep.region, false);
 }
 
 /*
@@ -2296,7 +2313,7 @@ static int conn_op_reply(struct sacred_conn *conn, unsigned int slot,
 	op->res.perm.region = rep.region;
 	ret = conn_status(conn, "PERM", w.region_id, &rep);
 	op->res.status = conn_cache_update(conn, "PERM", w.region_id, ret,
-					   &rep.region);
+					   &rep.region, false);
 	op->recv_done = true;
 	if (op->send_done)
 		conn_op_finish(conn, op, op->res.status);

@@ -754,7 +754,8 @@ int sacred_conn_region(const struct sacred_conn *conn, uint32_t region_id,
  *
  * Return: 0 when accepted (@result->region and the cached key updated);
  * -EPERM when the policy refused (@result->reason says why); -EINVAL,
- * -ENOENT, -EACCES, -EIO (the memory failed to apply it), -ECONNRESET,
+ * -ENOENT, -EACCES, -EIO (the memory failed to apply it), -ESTALE (the
+ * region was made again since it was attached: forgotten), -ECONNRESET,
  * -ETIMEDOUT, -EPROTO.
  */
 int sacred_change_perm(struct sacred_conn *conn,

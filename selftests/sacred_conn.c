@@ -269,6 +269,43 @@ TEST_F(conn, reconnect_after_refused_write)
 				 sizeof(w)));
 }
 
+/*
+ * A region deleted and made again under its id, while the process was
+ * away, is not taken back by a reconnect: its bytes are not the ones the
+ * process knew (a memory that lost them would otherwise rejoin a quorum
+ * silently). The process learns the new one only when it attaches again.
+ */
+TEST_F(conn, region_made_again_is_not_attached_back)
+{
+	struct sacred_region_attr before, after;
+	struct sacred_region_info ri;
+	uint64_t v = 0x5ac7ed, w = 1;
+
+	ASSERT_EQ(0, connect_as(&self->mem, WRITER, 0, &self->c[0]));
+	ASSERT_EQ(0, sacred_attach(self->c[0], self->region.id, &before));
+	EXPECT_EQ(self->region.tag, before.tag);
+	ASSERT_EQ(0, sacred_write(self->c[0], self->region.id, 8, &v,
+				  sizeof(v)));
+	/* Deleted (the grant revoked: the connection fenced), made again. */
+	ASSERT_EQ(0, sacred_region_del(self->ctrl, self->mem.id,
+				       self->region.id));
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
+				       self->region.id, REGION_SIZE,
+				       SACRED_POLICY_STATIC, &ri));
+	ASSERT_EQ(0, set_acl(self->ctrl, self->mem.id, ri.id, SACRED_ACCESS_ALL,
+			     SACRED_ACCESS_READ));
+	ASSERT_NE(before.tag, ri.tag);
+
+	ASSERT_EQ(0, sacred_conn_reconnect(self->c[0]));
+	EXPECT_EQ(-ENOENT, sacred_conn_region(self->c[0], ri.id, &after));
+	EXPECT_NE(0, sacred_read(self->c[0], ri.id, 8, &w, sizeof(w)));
+	/* Asked for, it is attached: the new one, zeroed. */
+	ASSERT_EQ(0, sacred_attach(self->c[0], ri.id, &after));
+	EXPECT_EQ(ri.tag, after.tag);
+	ASSERT_EQ(0, sacred_read(self->c[0], ri.id, 8, &w, sizeof(w)));
+	EXPECT_EQ(0, w);
+}
+
 TEST_F(conn, unknown_region_is_enoent)
 {
 	uint64_t v = 0;
@@ -588,6 +625,7 @@ TEST_F(conn, reconnect_async_never_waits)
 	};
 	uint64_t word = 0x5ac5ed, back = 0;
 	struct sacred_region_info region;
+	struct sacred_region_attr ra;
 	struct silent sl = {};
 	unsigned int calls;
 	double longest, t0;
@@ -610,7 +648,11 @@ TEST_F(conn, reconnect_async_never_waits)
 		EXPECT_GT(0.5, longest);
 	EXPECT_LE(1, close_silent(&sl));
 
-	/* The instance is back, with its region: the same connection too. */
+	/*
+	 * The instance is back, with its region made again: the same
+	 * connection comes back too, without the region (a new one, another
+	 * tag) until it is attached again.
+	 */
 	ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem));
 	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
 				       self->region.id, REGION_SIZE,
@@ -623,6 +665,10 @@ TEST_F(conn, reconnect_async_never_waits)
 	       longest * 1e3);
 	ASSERT_EQ(0, ret);
 	EXPECT_FALSE(sacred_conn_broken(self->c[0]));
+	EXPECT_EQ(-ENOENT, sacred_conn_region(self->c[0], self->region.id,
+					      &ra));
+	ASSERT_EQ(0, sacred_attach(self->c[0], self->region.id, &ra));
+	EXPECT_EQ(region.tag, ra.tag);
 	ASSERT_EQ(0, sacred_write(self->c[0], self->region.id, 0, &word,
 				  sizeof(word)));
 	ASSERT_EQ(0, sacred_read(self->c[0], self->region.id, 0, &back,

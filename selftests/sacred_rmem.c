@@ -175,6 +175,62 @@ TEST_F(rmem, minority_down_then_revived)
 	EXPECT_EQ(6, got[2]);
 }
 
+/*
+ * A memory whose region was deleted and made again (its host rebooted,
+ * say) lost what it held: revived, it is not taken back for that region
+ * - it serves nothing there, as if it had crashed - until the process
+ * attaches the region again on purpose.
+ */
+TEST_F(rmem, memory_whose_region_was_made_again_serves_nothing)
+{
+	uint64_t v = 7, got[NR_MEMS] = { 0 };
+	void *bufs[NR_MEMS] = { &got[0], &got[1], &got[2] };
+	struct sacred_acl_entry acl[2];
+	struct sacred_rmem_result res;
+	unsigned int n;
+
+	ASSERT_EQ(0, sacred_rmem_write(self->a, REGION, 0, &v, sizeof(v),
+				       NULL));
+	ASSERT_EQ(0, sacred_region_get_acl(self->ctrl, self->mem[2].id,
+					   REGION, acl, 2, &n, NULL));
+	ASSERT_EQ(0, sacred_region_del(self->ctrl, self->mem[2].id, REGION));
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem[2].id, REGION,
+				       REGION_SIZE,
+				       SACRED_POLICY_EXCLUSIVE_WRITER, NULL));
+	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem[2].id,
+					   REGION, acl, n));
+
+	/* Fenced by the delete: found broken, revived, not for the region. */
+	v = 8;
+	ASSERT_EQ(0, sacred_rmem_write(self->a, REGION, 0, &v, sizeof(v),
+				       NULL));
+	/* Waits for every memory: memory 2's answer is the broken QP. */
+	ASSERT_EQ(0, sacred_rmem_read(self->a, REGION, 0, bufs, sizeof(v),
+				      true, &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(3, sacred_rmem_revive(self->a));
+	EXPECT_EQ(7, sacred_rmem_up(self->a));
+	v = 9;
+	ASSERT_EQ(0, sacred_rmem_write(self->a, REGION, 0, &v, sizeof(v),
+				       &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_NE(0, res.status[2]);
+	TH_LOG("memory 2, its region made again: status %d", res.status[2]);
+	ASSERT_EQ(0, sacred_rmem_read(self->a, REGION, 0, bufs, sizeof(v),
+				      true, &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(9, got[0]);
+	EXPECT_EQ(9, got[1]);
+
+	/* Attached on purpose: the new region, which never saw 7, 8, 9. */
+	ASSERT_EQ(0, sacred_rmem_attach(self->a, REGION, &res));
+	EXPECT_EQ(7, res.ok);
+	ASSERT_EQ(0, sacred_rmem_read(self->a, REGION, 0, bufs, sizeof(v),
+				      true, &res));
+	EXPECT_EQ(7, res.ok);
+	EXPECT_EQ(0, got[2]);
+}
+
 /* A majority down: no quorum, and the error says the memories are gone. */
 TEST_F(rmem, majority_down_is_no_quorum)
 {
