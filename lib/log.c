@@ -28,9 +28,10 @@
  * never an entry that is decided. A write that failed may have reached a
  * quorum all the same (an acknowledgement lost with its connection), and
  * a follower may have counted it there (below): so after a failed entry
- * write its writer no longer knows which cell of the pair to keep, and
- * settles it from the memories - as a process opened again does - before
- * it writes that pair again. The value of index i is the entry with
+ * write that too few memories surely refused, its writer no longer knows
+ * which cell of the pair to keep, and settles it from the memories - as
+ * a process opened again does - before it writes that pair again. The
+ * value of index i is the entry with
  * the highest bal at i over all areas of a quorum of memories - unless a
  * later index shows in i's slot of any area: then i was overwritten, and
  * only a snapshot has it (see the end of this comment).
@@ -413,24 +414,61 @@ static int log_settle_area(struct sacred_log *l, uint64_t i)
 
 /* Write @payload into own cell pair at @off (cells @size bytes). */
 static int log_write_cell(struct sacred_log *l, uint64_t off, size_t size,
-			  uint8_t *good, const void *payload, size_t len)
+			  uint8_t *good, const void *payload, size_t len,
+			  struct sacred_rmem_result *res)
 {
 	int ret;
 
+	memset(res, 0, sizeof(*res));
 	ret = sacred_cell_encode(l->cell, size, ++l->seq,
 				 sacred_rmem_process_id(l->a.rm), payload, len);
 	if (ret)
 		return ret;
 	ret = sacred_rmem_write(l->a.rm, l->a.log_region,
-				off + (1 - *good) * size, l->cell, size, NULL);
+				off + (1 - *good) * size, l->cell, size, res);
 	if (!ret)
 		*good = 1 - *good;
 	return ret;
 }
 
+/*
+ * After a write that failed: whether it may sit, complete, on a quorum
+ * all the same - unless enough memories surely did not take it: never
+ * sent there (down, sitting out, refused at the post), or refused by the
+ * memory (a revoked key: at most torn, never a valid cell). An
+ * acknowledgement lost with its connection, a timeout or an answer
+ * still to come leave it possible.
+ */
+static bool log_maybe_on_quorum(const struct sacred_rmem_result *res,
+				unsigned int quorum)
+{
+	unsigned int i, surely_not = 0;
+
+	if (!res->nr_mems)
+		return false;	/* nothing was sent */
+	for (i = 0; i < res->nr_mems; i++) {
+		switch (res->status[i]) {
+		case -ENOTCONN:
+		case -EBUSY:
+		case -EAGAIN:
+		case -EACCES:
+		case -EPERM:
+		case -ENOENT:
+		case -ESTALE:
+		case -EINVAL:
+		case -ERANGE:
+		case -EMSGSIZE:
+			surely_not++;
+			break;
+		}
+	}
+	return res->nr_mems - surely_not >= quorum;
+}
+
 static int log_write_entry(struct sacred_log *l, uint64_t i, uint64_t bal,
 			   const void *data, size_t len)
 {
+	struct sacred_rmem_result res;
 	uint8_t *payload;
 	int ret;
 
@@ -450,24 +488,25 @@ static int log_write_entry(struct sacred_log *l, uint64_t i, uint64_t bal,
 	memcpy(payload + LOG_ENTRY_HDR, data, len);
 	ret = log_write_cell(l, log_entry_off(l, l->a.me, i, 0),
 			     l->lay.entry_cell, &l->good[log_slot(l, i)],
-			     payload, LOG_ENTRY_HDR + len);
+			     payload, LOG_ENTRY_HDR + len, &res);
 	free(payload);
 	l->stats.round_trips++;
 	/* Maybe on a quorum, maybe delivered: not to be written over blind. */
-	if (ret)
+	if (ret && log_maybe_on_quorum(&res, sacred_rmem_quorum(l->a.rm)))
 		l->good[log_slot(l, i)] = LOG_CELL_UNSURE;
 	return ret;
 }
 
 static int log_write_meta(struct sacred_log *l, uint64_t mbal)
 {
+	struct sacred_rmem_result res;
 	uint8_t payload[LOG_META_HDR];
 	int ret;
 
 	put64(payload, mbal);
 	put64(payload + 8, l->committed);
 	ret = log_write_cell(l, log_meta_off(l, l->a.me, 0), l->lay.meta_cell,
-			     &l->meta_good, payload, sizeof(payload));
+			     &l->meta_good, payload, sizeof(payload), &res);
 	l->stats.round_trips++;
 	if (!ret)
 		l->meta_commit = l->committed;
