@@ -195,7 +195,10 @@ struct conn_op {
  * @broken: every call fails with -ECONNRESET until a reconnect
  * @regions: attached regions, sorted by id
  * @nr_regions: entries in @regions
- * @max_regions: room in @regions
+ * @max_regions: room in @regions, and in @stale
+ * @stale: ids of regions forgotten because they were made again (another
+ *	tag) since they were attached: refused until attached on purpose
+ * @nr_stale: entries in @stale
  * @auto_reconnect: a call on a broken connection reconnects first
  * @depth: asynchronous slots (sacred_io_post())
  * @slot_size: bytes of the bounce buffer each slot owns
@@ -246,6 +249,8 @@ struct sacred_conn {
 	struct sacred_region_attr *regions;
 	unsigned int nr_regions;
 	unsigned int max_regions;
+	uint32_t *stale;
+	unsigned int nr_stale;
 
 	bool auto_reconnect;
 	unsigned int depth;
@@ -415,9 +420,15 @@ static int conn_region_store(struct sacred_conn *conn,
 		*r = *attr;
 		return 0;
 	}
-	if (conn->nr_regions == conn->max_regions) {
+	/* Room for every id known, attached or stale: a drop never allocates. */
+	if (conn->nr_regions + conn->nr_stale == conn->max_regions) {
 		unsigned int max = conn->max_regions ? 2 * conn->max_regions : 8;
+		uint32_t *st;
 
+		st = reallocarray(conn->stale, max, sizeof(*st));
+		if (!st)
+			return -ENOMEM;
+		conn->stale = st;
 		r = reallocarray(conn->regions, max, sizeof(*r));
 		if (!r)
 			return -ENOMEM;
@@ -444,6 +455,36 @@ static void conn_region_drop(struct sacred_conn *conn, uint32_t region_id)
 	conn->nr_regions--;
 	for (i = r - conn->regions; i < conn->nr_regions; i++)
 		conn->regions[i] = conn->regions[i + 1];
+}
+
+static bool conn_stale_has(const struct sacred_conn *conn, uint32_t region_id)
+{
+	unsigned int i;
+
+	for (i = 0; i < conn->nr_stale; i++)
+		if (conn->stale[i] == region_id)
+			return true;
+	return false;
+}
+
+static void conn_stale_del(struct sacred_conn *conn, uint32_t region_id)
+{
+	unsigned int i;
+
+	for (i = 0; i < conn->nr_stale; i++)
+		if (conn->stale[i] == region_id)
+			conn->stale[i] = conn->stale[--conn->nr_stale];
+}
+
+/* Forget attached region @r, made again: its id is stale from now on. */
+static void conn_region_stale(struct sacred_conn *conn,
+			      struct sacred_region_attr *r)
+{
+	uint32_t id = r->region_id;
+
+	conn_region_drop(conn, id);
+	/* The room the region took: see conn_region_store(). */
+	conn->stale[conn->nr_stale++] = id;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1438,6 +1479,15 @@ static int conn_status(struct sacred_conn *conn, const char *what,
 	}
 }
 
+/* The error of a call on a region made again since it was attached. */
+static int conn_stale(struct sacred_conn *conn, const char *what,
+		      uint32_t region_id)
+{
+	return conn_fail(conn, -ESTALE,
+			 "%s: region %u of memory %u was made again since it was attached: attach it anew",
+			 what, region_id, conn->mem_id);
+}
+
 /*
  * Bring the cache up to date after a reply whose status gave @ret: the
  * region is stored when the memory described it, dropped when it is gone,
@@ -1458,13 +1508,18 @@ static int conn_cache_update(struct sacred_conn *conn, const char *what,
 	case 0:
 		r = conn_region_find(conn, region_id);
 		if (r && !relearn && r->tag != attr->tag) {
-			conn_region_drop(conn, region_id);
+			unsigned long long was = r->tag;
+
+			conn_region_stale(conn, r);
 			return conn_fail(conn, -ESTALE,
 					 "%s: region %u of memory %u was made again (tag %#llx, was %#llx): attach it anew",
 					 what, region_id, conn->mem_id,
-					 (unsigned long long)attr->tag,
-					 (unsigned long long)r->tag);
+					 (unsigned long long)attr->tag, was);
 		}
+		if (!r && !relearn && conn_stale_has(conn, region_id))
+			return conn_stale(conn, what, region_id);
+		if (relearn)
+			conn_stale_del(conn, region_id);
 		if (conn_region_store(conn, attr))
 			return conn_fail(conn, -ENOMEM,
 					 "%s: no memory for region %u", what,
@@ -1668,6 +1723,7 @@ void sacred_conn_destroy(struct sacred_conn *conn)
 	conn_cm_close(conn);
 	conn_dev_teardown(conn);
 	free(conn->regions);
+	free(conn->stale);
 	free(conn->ops);
 	free(conn);
 }
@@ -1852,7 +1908,8 @@ int sacred_attach(struct sacred_conn *conn, uint32_t region_id,
  * @region_id: the region
  *
  * Local only: the memory keeps the process's grant; the region is just no
- * longer accessible through @conn, nor attached again on reconnect.
+ * longer accessible through @conn, nor attached again on reconnect. A
+ * region forgotten because it was made again is let go of too.
  *
  * Return: 0, or -ENOENT if the region is not attached.
  */
@@ -1861,6 +1918,10 @@ int sacred_detach(struct sacred_conn *conn, uint32_t region_id)
 	if (!conn)
 		return -EINVAL;
 	conn->errmsg[0] = '\0';
+	if (conn_stale_has(conn, region_id)) {
+		conn_stale_del(conn, region_id);
+		return 0;
+	}
 	if (!conn_region_find(conn, region_id))
 		return conn_fail(conn, -ENOENT, "region %u is not attached",
 				 region_id);
@@ -1876,7 +1937,8 @@ int sacred_detach(struct sacred_conn *conn, uint32_t region_id)
  *
  * Local only; nothing is sent.
  *
- * Return: 0, or -ENOENT if the region is not attached.
+ * Return: 0; -ESTALE if it was forgotten because it was made again since
+ * it was attached; -ENOENT if the region is not attached.
  */
 int sacred_conn_region(const struct sacred_conn *conn, uint32_t region_id,
 		       struct sacred_region_attr *attr)
@@ -1887,7 +1949,7 @@ int sacred_conn_region(const struct sacred_conn *conn, uint32_t region_id,
 		return -EINVAL;
 	r = conn_region_find((struct sacred_conn *)conn, region_id);
 	if (!r)
-		return -ENOENT;
+		return conn_stale_has(conn, region_id) ? -ESTALE : -ENOENT;
 	*attr = *r;
 	return 0;
 }
@@ -1937,6 +1999,8 @@ int sacred_change_perm(struct sacred_conn *conn,
 		return conn_fail(conn, -EINVAL,
 				 "PERM: access %#x is none of 0, r, rw, rwa",
 				 req->access);
+	if (conn_stale_has(conn, req->region_id))
+		return conn_stale(conn, "PERM", req->region_id);
 	ret = conn_sync_ready(conn, "PERM");
 	if (ret)
 		return ret;
@@ -1967,6 +2031,8 @@ static int conn_io_check(struct sacred_conn *conn, const char *what,
 	const struct sacred_region_attr *r;
 
 	r = conn_region_find(conn, region_id);
+	if (!r && conn_stale_has(conn, region_id))
+		return conn_stale(conn, what, region_id);
 	if (!r)
 		return conn_fail(conn, -ENOENT,
 				 "%s: region %u is not attached", what,
@@ -2565,6 +2631,8 @@ static int conn_io_post(struct sacred_conn *conn, const struct sacred_io *io)
 			return conn_fail(conn, -EINVAL,
 					 "PERM: access %#x is none of 0, r, rw, rwa",
 					 io->perm.access);
+		if (conn_stale_has(conn, io->perm.region_id))
+			return conn_stale(conn, "PERM", io->perm.region_id);
 		credits = conn->credits < CONN_RECV_DEPTH ? conn->credits :
 							     CONN_RECV_DEPTH;
 		if (conn->perms_out >= credits)

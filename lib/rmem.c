@@ -473,7 +473,8 @@ bool sacred_rmem_reviving(const struct sacred_rmem *rm)
  * The error a call that missed its quorum returns: a refusal by a policy
  * (-EPERM) or by the memory's access check (-EACCES) says the most, then
  * -ENOENT, then a broken connection (crashed, down, or fenced), then a
- * timeout.
+ * timeout; a memory whose region was made again (-ESTALE) counts as one
+ * not connected.
  */
 static int rmem_error(const struct sacred_rmem_result *res)
 {
@@ -485,9 +486,10 @@ static int rmem_error(const struct sacred_rmem_result *res)
 		for (i = 0; i < res->nr_mems; i++)
 			if (res->status[i] == rank[r])
 				return rank[r];
+	/* A region made again there: that memory is as good as down. */
 	for (i = 0; i < res->nr_mems; i++)
 		if (res->status[i] && res->status[i] != -EINPROGRESS &&
-		    res->status[i] != -ENOTCONN)
+		    res->status[i] != -ENOTCONN && res->status[i] != -ESTALE)
 			return res->status[i];
 	return -ENOTCONN;
 }

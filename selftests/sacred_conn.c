@@ -277,6 +277,7 @@ TEST_F(conn, reconnect_after_refused_write)
  */
 TEST_F(conn, region_made_again_is_not_attached_back)
 {
+	struct sacred_perm_req req = { .access = SACRED_ACCESS_READ };
 	struct sacred_region_attr before, after;
 	struct sacred_region_info ri;
 	uint64_t v = 0x5ac7ed, w = 1;
@@ -297,8 +298,12 @@ TEST_F(conn, region_made_again_is_not_attached_back)
 	ASSERT_NE(before.tag, ri.tag);
 
 	ASSERT_EQ(0, sacred_conn_reconnect(self->c[0]));
-	EXPECT_EQ(-ENOENT, sacred_conn_region(self->c[0], ri.id, &after));
-	EXPECT_NE(0, sacred_read(self->c[0], ri.id, 8, &w, sizeof(w)));
+	EXPECT_EQ(-ESTALE, sacred_conn_region(self->c[0], ri.id, &after));
+	EXPECT_EQ(-ESTALE, sacred_read(self->c[0], ri.id, 8, &w, sizeof(w)));
+	/* Nor does a changePermission take it back (nothing is sent). */
+	req.region_id = ri.id;
+	EXPECT_EQ(-ESTALE, sacred_change_perm(self->c[0], &req, NULL));
+	EXPECT_EQ(-ESTALE, sacred_conn_region(self->c[0], ri.id, &after));
 	/* Asked for, it is attached: the new one, zeroed. */
 	ASSERT_EQ(0, sacred_attach(self->c[0], ri.id, &after));
 	EXPECT_EQ(ri.tag, after.tag);
@@ -665,7 +670,7 @@ TEST_F(conn, reconnect_async_never_waits)
 	       longest * 1e3);
 	ASSERT_EQ(0, ret);
 	EXPECT_FALSE(sacred_conn_broken(self->c[0]));
-	EXPECT_EQ(-ENOENT, sacred_conn_region(self->c[0], self->region.id,
+	EXPECT_EQ(-ESTALE, sacred_conn_region(self->c[0], self->region.id,
 					      &ra));
 	ASSERT_EQ(0, sacred_attach(self->c[0], self->region.id, &ra));
 	EXPECT_EQ(region.tag, ra.tag);

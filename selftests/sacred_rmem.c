@@ -185,6 +185,7 @@ TEST_F(rmem, memory_whose_region_was_made_again_serves_nothing)
 {
 	uint64_t v = 7, got[NR_MEMS] = { 0 };
 	void *bufs[NR_MEMS] = { &got[0], &got[1], &got[2] };
+	struct sacred_perm_req req = { .region_id = REGION, .access = RW };
 	struct sacred_acl_entry acl[2];
 	struct sacred_rmem_result res;
 	unsigned int n;
@@ -221,6 +222,13 @@ TEST_F(rmem, memory_whose_region_was_made_again_serves_nothing)
 	EXPECT_EQ(3, res.ok);
 	EXPECT_EQ(9, got[0]);
 	EXPECT_EQ(9, got[1]);
+	/* A changePermission does not take it back either. */
+	ASSERT_EQ(0, sacred_rmem_change_perm(self->a, &req, &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(-ESTALE, res.status[2]);
+	ASSERT_EQ(0, sacred_rmem_write(self->a, REGION, 0, &v, sizeof(v),
+				       &res));
+	EXPECT_EQ(-ESTALE, res.status[2]);
 
 	/* Attached on purpose: the new region, which never saw 7, 8, 9. */
 	ASSERT_EQ(0, sacred_rmem_attach(self->a, REGION, &res));
