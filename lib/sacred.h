@@ -755,7 +755,7 @@ int sacred_conn_region(const struct sacred_conn *conn, uint32_t region_id,
  * Return: 0 when accepted (@result->region and the cached key updated);
  * -EPERM when the policy refused (@result->reason says why); -EINVAL,
  * -ENOENT, -EACCES, -EIO (the memory failed to apply it), -ESTALE (the
- * region was made again since it was attached: forgotten), -ECONNRESET,
+ * region was made again since it was attached: nothing sent), -ECONNRESET,
  * -ETIMEDOUT, -EPROTO.
  */
 int sacred_change_perm(struct sacred_conn *conn,
@@ -765,9 +765,10 @@ int sacred_change_perm(struct sacred_conn *conn,
 /**
  * sacred_read() - RDMA READ of @len bytes at @offset of a region
  *
- * Return: 0; -ENOENT (not attached), -ERANGE (outside the region; nothing
- * sent), -EACCES (refused by the memory, which breaks the connection, or
- * no access held), -ECONNRESET, -ETIMEDOUT.
+ * Return: 0; -ENOENT (not attached), -ESTALE (made again since it was
+ * attached), -ERANGE (outside the region; nothing sent), -EACCES
+ * (refused by the memory, which breaks the connection, or no access
+ * held), -ECONNRESET, -ETIMEDOUT.
  */
 int sacred_read(struct sacred_conn *conn, uint32_t region_id,
 		uint64_t offset, void *buf, size_t len);
