@@ -1484,18 +1484,19 @@ static int conn_stale(struct sacred_conn *conn, const char *what,
 		      uint32_t region_id)
 {
 	return conn_fail(conn, -ESTALE,
-			 "%s: region %u of memory %u was made again since it was attached: attach it anew",
+			 "%s: region %u of memory %u was deleted or made again since it was attached: attach it anew",
 			 what, region_id, conn->mem_id);
 }
 
 /*
  * Bring the cache up to date after a reply whose status gave @ret: the
- * region is stored when the memory described it, dropped when it is gone,
- * kept keyless when the process is no member. A region made again since
- * it was cached (another tag) is dropped too, with -ESTALE, unless
- * @relearn (an ATTACH the caller asked for): its bytes are not the ones
- * this process knew, and a memory that lost them must not be taken back
- * behind the caller's back. Returns @ret, -ESTALE or -ENOMEM.
+ * region is stored when the memory described it, kept keyless when the
+ * process is no member. One that is gone, or was made again since it was
+ * cached (another tag) unless @relearn (an ATTACH the caller asked for),
+ * is dropped and its id kept stale (-ESTALE from then on): its bytes are
+ * not the ones this process knew, and a memory that lost them must not
+ * be taken back behind the caller's back. Returns @ret, -ESTALE or
+ * -ENOMEM.
  */
 static int conn_cache_update(struct sacred_conn *conn, const char *what,
 			     uint32_t region_id, int ret,
@@ -1526,7 +1527,13 @@ static int conn_cache_update(struct sacred_conn *conn, const char *what,
 					 region_id);
 		break;
 	case -ENOENT:
-		conn_region_drop(conn, region_id);
+		/*
+		 * Gone: its id stays refused, or a changePermission would
+		 * take a region made later under it for this one.
+		 */
+		r = conn_region_find(conn, region_id);
+		if (r)
+			conn_region_stale(conn, r);
 		break;
 	case -EACCES:
 		r = conn_region_find(conn, region_id);
@@ -1770,10 +1777,11 @@ static int conn_reconnected(struct sacred_conn *conn, int ret)
  * the old connection (it releases it asynchronously), the attempt is
  * repeated until the timeout. Then every region that was attached is
  * attached again, refreshing its key, access and epoch: a region that is
- * gone is forgotten, and so is one made again under its id since (another
- * tag: its bytes are not those this process knew - sacred_attach() takes
- * the new one); one the process is no longer a member of is kept with no
- * access. Works on a healthy connection too.
+ * gone, or was made again under its id since (another tag: its bytes are
+ * not those this process knew), is forgotten and its id refused with
+ * -ESTALE until sacred_attach() takes the new one; one the process is no
+ * longer a member of is kept with no access. Works on a healthy
+ * connection too.
  *
  * Return: 0; -ESTALE if another instance (another memory id) now answers
  * at the address; the errors of sacred_conn_create() and sacred_attach().
