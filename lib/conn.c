@@ -196,8 +196,9 @@ struct conn_op {
  * @regions: attached regions, sorted by id
  * @nr_regions: entries in @regions
  * @max_regions: room in @regions, and in @stale
- * @stale: ids of regions forgotten because they were made again (another
- *	tag) since they were attached: refused until attached on purpose
+ * @stale: ids of regions forgotten because they were deleted or made
+ *	again (another tag) since they were attached: refused until
+ *	attached on purpose
  * @nr_stale: entries in @stale
  * @auto_reconnect: a call on a broken connection reconnects first
  * @depth: asynchronous slots (sacred_io_post())
@@ -476,7 +477,7 @@ static void conn_stale_del(struct sacred_conn *conn, uint32_t region_id)
 			conn->stale[i] = conn->stale[--conn->nr_stale];
 }
 
-/* Forget attached region @r, made again: its id is stale from now on. */
+/* Forget attached region @r, gone or made again: its id is stale now. */
 static void conn_region_stale(struct sacred_conn *conn,
 			      struct sacred_region_attr *r)
 {
@@ -1479,7 +1480,7 @@ static int conn_status(struct sacred_conn *conn, const char *what,
 	}
 }
 
-/* The error of a call on a region made again since it was attached. */
+/* The error of a call on a region gone or made again since attached. */
 static int conn_stale(struct sacred_conn *conn, const char *what,
 		      uint32_t region_id)
 {
@@ -1917,7 +1918,7 @@ int sacred_attach(struct sacred_conn *conn, uint32_t region_id,
  *
  * Local only: the memory keeps the process's grant; the region is just no
  * longer accessible through @conn, nor attached again on reconnect. A
- * region forgotten because it was made again is let go of too.
+ * region forgotten because it was deleted or made again is let go of too.
  *
  * Return: 0, or -ENOENT if the region is not attached.
  */
@@ -1945,8 +1946,8 @@ int sacred_detach(struct sacred_conn *conn, uint32_t region_id)
  *
  * Local only; nothing is sent.
  *
- * Return: 0; -ESTALE if it was forgotten because it was made again since
- * it was attached; -ENOENT if the region is not attached.
+ * Return: 0; -ESTALE if it was forgotten because it was deleted or made
+ * again since it was attached; -ENOENT if the region is not attached.
  */
 int sacred_conn_region(const struct sacred_conn *conn, uint32_t region_id,
 		       struct sacred_region_attr *attr)
