@@ -30,6 +30,7 @@
 
 #include "kselftest_harness.h"
 #include "sacred.h"
+#include "sacred_history.h"
 #include "sacred_test.h"
 
 #define TEST_CM_PORT	7531
@@ -97,44 +98,37 @@ static void on_commit(void *arg, uint64_t index, const void *data, size_t len)
 {
 	struct proc *p = arg;
 
-	if (index < CAPACITY && len <= ENTRY_LEN) {
-		memcpy(p->hist[index], data, len);
-		atomic_store(&p->applied, index + 1);
-	}
+	history_commit(p->hist, ENTRY_LEN, CAPACITY, &p->applied, index, data,
+		       len);
 }
 
-/* The state is the history itself: a snapshot is hist[0 .. applied). */
+/* The state is the history itself (selftests/sacred_history.h). */
 static ssize_t on_snapshot(void *arg, uint64_t applied, void *buf,
 			   size_t max)
 {
 	struct proc *p = arg;
-	size_t len = applied * ENTRY_LEN;
+	ssize_t ret;
 
 	if (atomic_load(&p->snap_fail))
 		return -ENOSPC;
-	if (applied != atomic_load(&p->applied) || applied > CAPACITY ||
-	    len > max) {
+	ret = history_snapshot(p->hist, ENTRY_LEN, CAPACITY, &p->applied,
+			       applied, buf, max);
+	if (ret < 0)
 		atomic_fetch_add(&p->bad_snap, 1);
-		return -EINVAL;
-	}
-	memcpy(buf, p->hist, len);
-	return len;
+	return ret;
 }
 
 static int on_restore(void *arg, uint64_t applied, const void *buf,
 		      size_t len)
 {
 	struct proc *p = arg;
+	int ret;
 
-	/* Never backwards, never a length that is not the history's. */
-	if (applied <= atomic_load(&p->applied) || applied > CAPACITY ||
-	    len != applied * ENTRY_LEN) {
+	ret = history_restore(p->hist, ENTRY_LEN, CAPACITY, &p->applied,
+			      applied, buf, len);
+	if (ret)
 		atomic_fetch_add(&p->bad_snap, 1);
-		return -EBADMSG;
-	}
-	memcpy(p->hist, buf, len);
-	atomic_store(&p->applied, applied);
-	return 0;
+	return ret;
 }
 
 /* A crash: no goodbye, the log handle and the connections just go. */
@@ -710,6 +704,45 @@ static uint32_t read_own_area(struct proc *p, uint8_t (*area)[2048])
 	return res.ok;
 }
 
+/*
+ * Leader @i proposes its next entry, driven from the test thread (its
+ * own thread parked or stopped), and records it as committed when it
+ * is; returns sacred_log_propose()'s result.
+ */
+static int propose_for(FIXTURE_DATA(log) *self, unsigned int i)
+{
+	struct proc *p = &self->p[i];
+	char entry[ENTRY_LEN] = {};
+	int ret;
+
+	snprintf(entry, sizeof(entry), "P%u#%u", i, p->proposed++);
+	ret = sacred_log_propose(p->log, entry, sizeof(entry), NULL);
+	if (!ret)
+		memcpy(p->mine[p->nr_mine++ % CAPACITY], entry, sizeof(entry));
+	return ret;
+}
+
+/*
+ * P0 alone, driven from the test thread: P1 and P2 crash, P0's thread
+ * stops, memory 2 goes down, and P0 polls until it leads.
+ */
+static void lead_alone(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(log) *self)
+{
+	struct proc *p = &self->p[0];
+	uint64_t end;
+
+	proc_stop(&self->p[1], true);
+	proc_stop(&self->p[2], true);
+	proc_stop(p, false);
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	for (end = now_ms() + 20000;
+	     !sacred_log_is_leader(p->log) && now_ms() < end;)
+		sacred_log_poll(p->log);
+	ASSERT_TRUE(sacred_log_is_leader(p->log));
+}
+
 TEST_F(log, reopened_leader_keeps_its_last_complete_cells)
 {
 	static uint8_t before[NR_MEMS][2048], after[NR_MEMS][2048];
@@ -723,30 +756,15 @@ TEST_F(log, reopened_leader_keeps_its_last_complete_cells)
 	int c, ret;
 
 	ASSERT_LE((REOPEN_N + 1) * 2 * ENTRY_CELL, sizeof(before[0]));
-	/* P0 alone, driven from here. */
-	proc_stop(&self->p[1], true);
-	proc_stop(&self->p[2], true);
-	proc_stop(p, false);
-
 	/*
-	 * With memory 2 down, P0 leads and appends REOPEN_N entries: each
-	 * in cell 0 of its pair on memories 0 and 1. No poll follows, so
-	 * the last entry's commit is known nowhere: whoever leads next
-	 * accepts it again. Then P0 crashes.
+	 * P0 alone, driven from here. With memory 2 down, P0 leads and
+	 * appends REOPEN_N entries: each in cell 0 of its pair on memories
+	 * 0 and 1. No poll follows, so the last entry's commit is known
+	 * nowhere: whoever leads next accepts it again. Then P0 crashes.
 	 */
-	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
-				    SACRED_MEM_DOWN, 0, NULL));
-	for (end = now_ms() + 20000;
-	     !sacred_log_is_leader(p->log) && now_ms() < end;)
-		sacred_log_poll(p->log);
-	ASSERT_TRUE(sacred_log_is_leader(p->log));
-	for (i = 0; i < REOPEN_N; i++) {
-		memset(entry, 0, sizeof(entry));
-		snprintf(entry, sizeof(entry), "P0#%u", p->proposed++);
-		ASSERT_EQ(0, sacred_log_propose(p->log, entry, sizeof(entry),
-						&index));
-		memcpy(p->mine[p->nr_mine++], entry, sizeof(entry));
-	}
+	lead_alone(_metadata, self);
+	for (i = 0; i < REOPEN_N; i++)
+		ASSERT_EQ(0, propose_for(self, 0));
 	sacred_log_close(p->log);
 	p->log = NULL;
 	ASSERT_EQ(3, read_own_area(p, before));
@@ -881,24 +899,6 @@ static bool park(FIXTURE_DATA(log) *self, unsigned int i)
 }
 
 /*
- * The test thread proposes entry @n for leader @i, whose thread is
- * parked; returns sacred_log_propose()'s result.
- */
-static int propose_for(FIXTURE_DATA(log) *self, unsigned int i,
-		       unsigned int n)
-{
-	struct proc *p = &self->p[i];
-	char entry[ENTRY_LEN] = {};
-	int ret;
-
-	snprintf(entry, sizeof(entry), "P%u#%u", i, 1000 + n);
-	ret = sacred_log_propose(p->log, entry, sizeof(entry), NULL);
-	if (!ret)
-		memcpy(p->mine[p->nr_mine++ % CAPACITY], entry, sizeof(entry));
-	return ret;
-}
-
-/*
  * A leader appends and then stops polling - it writes no metas, so
  * nothing it writes says that its last entry is committed. The followers
  * find that entry on a quorum of memories and deliver it all the same
@@ -918,7 +918,7 @@ TEST_F(log, followers_deliver_an_entry_a_quorum_holds_without_a_commit)
 	for (n = 0; n < 3; n++) {
 		unsigned int at = atomic_load(&self->p[0].applied);
 
-		ASSERT_EQ(0, propose_for(self, 0, n));
+		ASSERT_EQ(0, propose_for(self, 0));
 		ASSERT_EQ(at + 1, atomic_load(&self->p[0].applied));
 		EXPECT_TRUE(wait_applied(self, 6, at + 1, 3000))
 			TH_LOG("entry %u: followers at %u and %u", at,
@@ -956,7 +956,7 @@ TEST_F(log, entry_a_minority_holds_is_not_delivered)
 	for (i = 1; i < NR_MEMS; i++)
 		ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[i].id,
 					    SACRED_MEM_DOWN, 0, NULL));
-	ret = propose_for(self, 0, 0);
+	ret = propose_for(self, 0);
 	TH_LOG("append with memories 1 and 2 down: %d", ret);
 	ASSERT_NE(0, ret);
 	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[1].id,
@@ -1162,20 +1162,11 @@ TEST_F(log, reopened_leader_unsure_of_its_snapshot_abstains)
 {
 	struct proc *p = &self->p[0];
 	struct sacred_log_stats st;
-	char entry[ENTRY_LEN];
-	uint64_t end, index;
 	unsigned int i;
+	uint64_t end;
 
 	use_trimmed_log(_metadata, self, 16);
-	proc_stop(&self->p[1], true);
-	proc_stop(&self->p[2], true);
-	proc_stop(p, false);
-	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
-				    SACRED_MEM_DOWN, 0, NULL));
-	for (end = now_ms() + 20000;
-	     !sacred_log_is_leader(p->log) && now_ms() < end;)
-		sacred_log_poll(p->log);
-	ASSERT_TRUE(sacred_log_is_leader(p->log));
+	lead_alone(_metadata, self);
 	for (i = 0; i < 11; i++) {
 		if (i == 10) {
 			/* The snapshot at 8 is on memories 0 and 1 only. */
@@ -1184,11 +1175,7 @@ TEST_F(log, reopened_leader_unsure_of_its_snapshot_abstains)
 						    SACRED_MEM_UP, 0, NULL));
 			ASSERT_EQ(3, sacred_rmem_revive(p->rm));
 		}
-		memset(entry, 0, sizeof(entry));
-		snprintf(entry, sizeof(entry), "P0#%u", p->proposed++);
-		ASSERT_EQ(0, sacred_log_propose(p->log, entry, sizeof(entry),
-						&index));
-		memcpy(p->mine[p->nr_mine++], entry, sizeof(entry));
+		ASSERT_EQ(0, propose_for(self, 0));
 	}
 	sacred_log_stats(p->log, &st);
 	ASSERT_EQ(1, st.snapshots);

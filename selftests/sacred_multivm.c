@@ -87,6 +87,7 @@
 #include <sys/stat.h>
 
 #include "sacred.h"
+#include "sacred_history.h"
 #include "sacred_multivm_env.h"
 
 #define NR_MEMS		3
@@ -236,24 +237,18 @@ static void on_commit(void *arg, uint64_t index, const void *data, size_t len)
 {
 	struct proc *p = arg;
 
-	if (index < CAPACITY && len <= ENTRY_LEN) {
-		memcpy(p->hist[index], data, len);
-		atomic_store(&p->applied, index + 1);
-	}
+	history_commit(p->hist, ENTRY_LEN, CAPACITY, &p->applied, index, data,
+		       len);
 }
 
-/* The state is the history: a snapshot is hist[0 .. applied). */
+/* The state is the history (selftests/sacred_history.h). */
 static ssize_t on_snapshot(void *arg, uint64_t applied, void *buf,
 			   size_t max)
 {
 	struct proc *p = arg;
-	size_t len = applied * ENTRY_LEN;
 
-	if (applied != atomic_load(&p->applied) || applied > CAPACITY ||
-	    len > max)
-		return -EINVAL;
-	memcpy(buf, p->hist, len);
-	return len;
+	return history_snapshot(p->hist, ENTRY_LEN, CAPACITY, &p->applied,
+				applied, buf, max);
 }
 
 static int on_restore(void *arg, uint64_t applied, const void *buf,
@@ -261,12 +256,8 @@ static int on_restore(void *arg, uint64_t applied, const void *buf,
 {
 	struct proc *p = arg;
 
-	if (applied <= atomic_load(&p->applied) || applied > CAPACITY ||
-	    len != applied * ENTRY_LEN)
-		return -EBADMSG;
-	memcpy(p->hist, buf, len);
-	atomic_store(&p->applied, applied);
-	return 0;
+	return history_restore(p->hist, ENTRY_LEN, CAPACITY, &p->applied,
+			       applied, buf, len);
 }
 
 static void *proc_thread(void *arg)
