@@ -171,8 +171,9 @@ static void region_everywhere(struct sacred_ctrl *ctrl,
 			.access = RW,
 		};
 	for (i = 0; i < NR_MEMS; i++) {
-		ret = sacred_region_new(ctrl, mem[i].id, id, size, policy,
-					NULL);
+		/* One incarnation: one tag on every memory. */
+		ret = sacred_region_new_tagged(ctrl, mem[i].id, id, size,
+					       policy, BENCH_TAG(id), NULL);
 		if (!ret)
 			ret = sacred_region_set_acl(ctrl, mem[i].id, id, acl,
 						    NR_PROCS);

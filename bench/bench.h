@@ -2,7 +2,8 @@
 /*
  * What every benchmark program measures with: the clock, the summary of
  * a sample series (min, median, p99, count) and its row as the reports
- * print it, and the word splitter for SACRED_RXE_DEVS.
+ * print it, the word splitter for SACRED_RXE_DEVS, and the tag of the
+ * replicated regions.
  */
 #ifndef SACRED_BENCH_H
 #define SACRED_BENCH_H
@@ -12,12 +13,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* A sample series, summarized: microseconds, and how many samples. */
 struct stats {
 	double min, med, p99;
 	int n;
 };
+
+/*
+ * The tag a benchmark makes replicated region @id with on every memory:
+ * one incarnation (sacred_rmem_attach() leaves out memories that
+ * disagree), another per run.
+ */
+#define BENCH_TAG(id) (0xbe0c000000000000ULL | \
+		       ((unsigned long long)getpid() << 16) | (id))
 
 /* CLOCK_MONOTONIC in microseconds. */
 static inline double now_us(void)

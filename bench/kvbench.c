@@ -211,17 +211,20 @@ int main(int argc, char **argv)
 		};
 	for (i = 0; i < NR_MEMS; i++) {
 		/* entry cells of (sizeof(struct kv_cmd) + 63) & ~7 bytes */
-		ret = sacred_region_new(ctrl, mem[i].id, LOG_REGION,
-					12 << 20,
-					SACRED_POLICY_EXCLUSIVE_WRITER, NULL);
+		ret = sacred_region_new_tagged(ctrl, mem[i].id, LOG_REGION,
+					       12 << 20,
+					       SACRED_POLICY_EXCLUSIVE_WRITER,
+					       BENCH_TAG(LOG_REGION), NULL);
 		if (!ret)
 			ret = sacred_region_set_acl(ctrl, mem[i].id,
 						    LOG_REGION, acl,
 						    NR_REPLICAS);
 		if (!ret)
-			ret = sacred_region_new(ctrl, mem[i].id, HB_REGION,
-						4096, SACRED_POLICY_STATIC,
-						NULL);
+			ret = sacred_region_new_tagged(ctrl, mem[i].id,
+						       HB_REGION, 4096,
+						       SACRED_POLICY_STATIC,
+						       BENCH_TAG(HB_REGION),
+						       NULL);
 		if (!ret)
 			ret = sacred_region_set_acl(ctrl, mem[i].id,
 						    HB_REGION, acl,
