@@ -197,7 +197,8 @@ struct conn_op {
  * @nr_regions: entries in @regions
  * @max_regions: room in @regions, and in @stale
  * @stale: ids of regions forgotten because they were deleted or made
- *	again (another tag) since they were attached: refused until
+ *	again (another tag) since they were attached, or left out by
+ *	lib/rmem.c (another incarnation than a quorum's): refused until
  *	attached on purpose
  * @nr_stale: entries in @stale
  * @auto_reconnect: a call on a broken connection reconnects first
@@ -1936,6 +1937,32 @@ int sacred_detach(struct sacred_conn *conn, uint32_t region_id)
 				 region_id);
 	conn_region_drop(conn, region_id);
 	return 0;
+}
+
+/*
+ * lib/internal.h: forget attached region @region_id as if it had been made
+ * again - another incarnation than the one of the tag a quorum of
+ * memories holds (*@tag), or than any (@tag NULL: no quorum shares one):
+ * -ESTALE on every call until attached explicitly.
+ */
+int sacred_conn_forget(struct sacred_conn *conn, uint32_t region_id,
+		       const uint64_t *tag)
+{
+	struct sacred_region_attr *r = conn_region_find(conn, region_id);
+	unsigned long long held;
+
+	if (!r)
+		return conn_stale_has(conn, region_id) ? -ESTALE : -ENOENT;
+	held = r->tag;
+	conn_region_stale(conn, r);
+	if (!tag)
+		return conn_fail(conn, -ESTALE,
+				 "region %u of memory %u (tag %#llx): no quorum of memories holds one incarnation of it: left out",
+				 region_id, conn->mem_id, held);
+	return conn_fail(conn, -ESTALE,
+			 "region %u of memory %u is another incarnation (tag %#llx) than a quorum of memories holds (tag %#llx): left out",
+			 region_id, conn->mem_id, held,
+			 (unsigned long long)*tag);
 }
 
 /**

@@ -122,6 +122,15 @@ int sacred_conn_new_unconnected(const struct sacred_conn_attr *attr,
 void sacred_conn_drop(struct sacred_conn *conn);
 
 /*
+ * lib/conn.c: forget attached region @region_id, another incarnation than
+ * the one of tag *@tag a quorum of memories holds (@tag NULL: no quorum
+ * shares a tag): dropped, its id stale (-ESTALE) until attached
+ * explicitly. Returns -ESTALE (-ENOENT if it was not attached).
+ */
+int sacred_conn_forget(struct sacred_conn *conn, uint32_t region_id,
+		       const uint64_t *tag);
+
+/*
  * lib/rmem.c: the one tag regions @first .. @first + @count - 1 were
  * made with (sacred_rmem_region_tag()), for an agreement that binds its
  * signatures to one incarnation of its regions (lib/cq.c, lib/neb.c).

@@ -1338,8 +1338,9 @@ uint64_t sacred_log_region_size(const struct sacred_log_attr *attr)
  * memory cannot hold the metas or one entry, or a snapshot cell needs
  * more than SACRED_RMEM_CHAIN_MAX writes of max_io; -ENOSPC when the log
  * region on a memory is smaller than sacred_log_region_size(); the errors
- * of sacred_rmem_attach() for either region and of the reads of the
- * metas and the heartbeats.
+ * of sacred_rmem_attach() for either region (-EPROTO: no quorum of the
+ * memories holds one incarnation of it) and of the reads of the metas
+ * and the heartbeats.
  */
 int sacred_log_open(const struct sacred_log_attr *attr,
 		    struct sacred_log **lp)

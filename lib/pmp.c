@@ -354,7 +354,8 @@ static int pmp_settle(struct sacred_pmp *p)
  * whether this process holds write permission on a quorum already.
  *
  * Return: 0; -EINVAL; -ENOMEM; -EMSGSIZE when the slots exceed the
- * replicated memory's max_io; the errors of sacred_rmem_attach() and
+ * replicated memory's max_io; the errors of sacred_rmem_attach() (-EPROTO:
+ * no quorum of the memories holds one incarnation of a region) and
  * sacred_rmem_read().
  */
 int sacred_pmp_open(const struct sacred_pmp_attr *attr,

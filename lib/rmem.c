@@ -11,8 +11,11 @@
  * Every call sends the same operation to every memory that is connected,
  * waits until a quorum (a majority: m / 2 + 1) has answered with success
  * or until a quorum can no longer succeed, and reports each memory's
- * outcome. A region is replicated by giving it the same id on every
- * memory.
+ * outcome. A region is replicated by giving it the same id, and the same
+ * tag, on every memory: the handle learns the tag a quorum shares at the
+ * region's first sacred_rmem_attach() and leaves out, for good, a memory
+ * whose region has another (made again there, and empty: a memory that
+ * forgot must not count towards a quorum).
  *
  * Stragglers: a memory that has not answered when the quorum is reached
  * keeps its operation; its result is taken and dropped by a later call
@@ -42,8 +45,19 @@
 
 #define RMEM_MAX_IO_DEFAULT	4096
 #define RMEM_TIMEOUT_DEFAULT	2000
-/* Regions remembered for memories connected late (sacred_rmem_revive()). */
-#define RMEM_REGIONS_MAX	64
+
+/**
+ * struct rmem_region - a region the handle attached
+ * @id: its id
+ * @known: @tag was learned
+ * @tag: the incarnation a quorum of memories holds: the tag they gave
+ *	when the first sacred_rmem_attach() that reached such a quorum ran
+ */
+struct rmem_region {
+	uint32_t id;
+	bool known;
+	uint64_t tag;
+};
 
 /**
  * struct sacred_rmem - a replicated memory
@@ -56,9 +70,11 @@
  * @attr: what each connection was (and is re-) created with
  * @conns: the connections; NULL for a memory never connected
  * @rbuf: per-memory READ buffers, @max_io bytes each
- * @regions: regions attached with sacred_rmem_attach(), attached again
- *	on a memory that sacred_rmem_revive() connects for the first time
+ * @regions: regions attached with sacred_rmem_attach(), by id: attached
+ *	again on a memory that sacred_rmem_revive() connects for the first
+ *	time, and every memory checked against their tags
  * @nr_regions: entries in @regions
+ * @max_regions: room in @regions
  * @perm_seq: per memory, the call whose changePermission there was still
  *	unanswered when the call returned (0: none). Until its answer comes,
  *	the memory sits out later calls: the key an operation would carry
@@ -75,8 +91,9 @@ struct sacred_rmem {
 	uint8_t key[SACRED_RMEM_MAX][SACRED_MAC_LEN];
 	struct sacred_conn *conns[SACRED_RMEM_MAX];
 	uint8_t *rbuf[SACRED_RMEM_MAX];
-	uint32_t regions[RMEM_REGIONS_MAX];
+	struct rmem_region *regions;
 	unsigned int nr_regions;
+	unsigned int max_regions;
 	uint64_t perm_seq[SACRED_RMEM_MAX];
 	/* Memories never reached: their connection, until it connects. */
 	struct sacred_conn *pending[SACRED_RMEM_MAX];
@@ -202,6 +219,7 @@ void sacred_rmem_destroy(struct sacred_rmem *rm)
 		sacred_conn_destroy(rm->pending[i]);
 		free(rm->rbuf[i]);
 	}
+	free(rm->regions);
 	memset(rm->key, 0, sizeof(rm->key));
 	free(rm);
 }
@@ -269,13 +287,92 @@ static void rmem_drop_stragglers(struct sacred_rmem *rm, unsigned int i)
 	rm->perm_seq[i] = 0;
 }
 
-/* A memory connected for the first time: what the others have attached. */
+/* The entry of region @id in @rm->regions, or NULL. */
+static struct rmem_region *rmem_region_find(const struct sacred_rmem *rm,
+					    uint32_t id)
+{
+	unsigned int lo = 0, hi = rm->nr_regions;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (rm->regions[mid].id == id)
+			return &rm->regions[mid];
+		if (rm->regions[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* The entry of region @id, made (tag not known) if needed; NULL: ENOMEM. */
+static struct rmem_region *rmem_region_add(struct sacred_rmem *rm,
+					   uint32_t id)
+{
+	struct rmem_region *g = rmem_region_find(rm, id);
+	unsigned int i;
+
+	if (g)
+		return g;
+	if (rm->nr_regions == rm->max_regions) {
+		unsigned int max = rm->max_regions ? 2 * rm->max_regions : 8;
+
+		g = reallocarray(rm->regions, max, sizeof(*g));
+		if (!g)
+			return NULL;
+		rm->regions = g;
+		rm->max_regions = max;
+	}
+	for (i = rm->nr_regions; i && rm->regions[i - 1].id > id; i--)
+		rm->regions[i] = rm->regions[i - 1];
+	rm->regions[i] = (struct rmem_region){ .id = id };
+	rm->nr_regions++;
+	return &rm->regions[i];
+}
+
+/*
+ * Whether memory @i may count for region @id: -ESTALE if its connection
+ * holds another incarnation than the tag the handle learned (forgotten
+ * now, if it was not already), else 0 - also when the connection has not
+ * cached the region: an operation that needs its key fails by itself,
+ * and a changePermission is checked again on its answer, which caches it.
+ */
+static int rmem_incarnation(const struct sacred_rmem *rm, unsigned int i,
+			    uint32_t id)
+{
+	const struct rmem_region *g = rmem_region_find(rm, id);
+	struct sacred_region_attr ra;
+	int ret;
+
+	if (!g || !g->known)
+		return 0;
+	ret = sacred_conn_region(rm->conns[i], id, &ra);
+	if (ret == -ESTALE)
+		return ret;
+	if (ret || ra.tag == g->tag)
+		return 0;
+	return sacred_conn_forget(rm->conns[i], id, &g->tag);
+}
+
+/* The region operation @io is on. */
+static uint32_t rmem_io_region(const struct sacred_io *io)
+{
+	return io->opcode == SACRED_IO_PERM ? io->perm.region_id :
+					      io->region_id;
+}
+
+/*
+ * A memory connected for the first time: what the others have attached,
+ * but not a region of another incarnation than the one a quorum holds.
+ */
 static void rmem_attach_all(struct sacred_rmem *rm, unsigned int i)
 {
 	unsigned int r;
 
 	for (r = 0; r < rm->nr_regions; r++)
-		sacred_attach(rm->conns[i], rm->regions[r], NULL);
+		if (!sacred_attach(rm->conns[i], rm->regions[r].id, NULL))
+			rmem_incarnation(rm, i, rm->regions[r].id);
 }
 
 /*
@@ -566,11 +663,14 @@ rmem_batch_result(struct sacred_rmem *rm, unsigned int i,
 		  unsigned int *ok, unsigned int *failed)
 {
 	unsigned int k = r->user_data & 0xff;
+	int status = r->status;
 
 	if (res->done & (1U << i))
 		return;
-	if (r->status) {
-		res->status[i] = r->status;
+	if (!status)
+		status = rmem_incarnation(rm, i, r->region_id);
+	if (status) {
+		res->status[i] = status;
 		res->done |= 1U << i;
 		(*waiting)--;
 		(*failed)++;
@@ -637,6 +737,17 @@ static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
 			failed++;
 			continue;
 		}
+		/* Another incarnation there: it does not count. */
+		for (k = 0; k < nops; k++) {
+			ret = rmem_incarnation(rm, i, rmem_io_region(&ops[k]));
+			if (ret)
+				break;
+		}
+		if (k < nops) {
+			res->status[i] = ret;
+			failed++;
+			continue;
+		}
 		/* Batched: everything now; a memory that takes not all fails. */
 		for (k = 0; k < (batch ? nops : 1); k++)
 			if (!rmem_post_step(rm, i, ops, k, off[k], seq, res))
@@ -686,6 +797,10 @@ static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
 					continue;
 				}
 				k = step[i];
+				/* A PERM's answer may have cached the region. */
+				if (!r.status)
+					r.status = rmem_incarnation(rm, i,
+								    r.region_id);
 				res->status[i] = r.status;
 				if (ops[k].opcode == SACRED_IO_PERM)
 					res->perm[i] = r.perm;
@@ -833,6 +948,50 @@ int sacred_rmem_batch(struct sacred_rmem *rm, const struct sacred_io *ops,
 	return rmem_run(rm, ops, nops, bufs, false, true, res);
 }
 
+/*
+ * The tag a quorum of the memories in @ok gave (@tag[i]: memory i's):
+ * true and *@out set, or false if no tag is shared by a quorum.
+ */
+static bool rmem_quorum_tag(const struct sacred_rmem *rm, uint32_t ok,
+			    const uint64_t *tag, uint64_t *out)
+{
+	unsigned int i, j, same;
+
+	for (i = 0; i < rm->nr_mems; i++) {
+		if (!(ok & (1U << i)))
+			continue;
+		same = 0;
+		for (j = 0; j < rm->nr_mems; j++)
+			if ((ok & (1U << j)) && tag[j] == tag[i])
+				same++;
+		if (same >= rm->quorum) {
+			*out = tag[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Whether a memory of @res failed in a way that may pass (not connected,
+ * broken, slow, busy): one incarnation may still find its quorum.
+ */
+static bool rmem_may_pass(const struct sacred_rmem_result *res)
+{
+	unsigned int i;
+
+	for (i = 0; i < res->nr_mems; i++)
+		switch (res->status[i]) {
+		case -ENOTCONN:
+		case -ECONNRESET:
+		case -ETIMEDOUT:
+		case -EBUSY:
+		case -EAGAIN:
+			return true;
+		}
+	return false;
+}
+
 /**
  * sacred_rmem_attach() - attach a region (same id on every memory) on
  * every usable memory, blocking, one memory after the other; a memory
@@ -842,20 +1001,37 @@ int sacred_rmem_batch(struct sacred_rmem *rm, const struct sacred_io *ops,
  * @region_id: the region
  * @res: each memory's outcome (may be NULL)
  *
- * Return: 0 when a quorum attached; otherwise as sacred_rmem_write().
+ * One incarnation: a replicated region is made with one tag on every
+ * memory (sacred_region_new_tagged()). The first attach that reaches a
+ * quorum of memories sharing a tag learns it; a memory whose region has
+ * another tag - made again since, and empty: a memory that forgot - is
+ * left out (status -ESTALE, as after sacred_conn_reconnect() finds a
+ * region made again), by this call and by every later one (checked before
+ * each operation is sent and on each answer). So the handle never counts
+ * a memory that lost what it held towards a quorum.
+ *
+ * Return: 0 when a quorum attached one incarnation; -EPROTO when no
+ * quorum of the memories can (every memory answered, and no quorum
+ * shares the tag: learned, or any one at the first attach); otherwise as
+ * sacred_rmem_write() (also when no quorum shares a tag yet but memories
+ * that did not answer may: every copy is left out until a later attach),
+ * or -ENOMEM.
  */
 int sacred_rmem_attach(struct sacred_rmem *rm, uint32_t region_id,
 		       struct sacred_rmem_result *res)
 {
+	uint64_t tag[SACRED_RMEM_MAX], want = 0;
 	struct sacred_rmem_result local;
+	struct sacred_region_attr ra;
 	unsigned int i, ok = 0;
+	struct rmem_region *g;
+	bool none = false;
 
 	if (!rm)
 		return -EINVAL;
-	for (i = 0; i < rm->nr_regions && rm->regions[i] != region_id; i++)
-		;
-	if (i == rm->nr_regions && i < RMEM_REGIONS_MAX)
-		rm->regions[rm->nr_regions++] = region_id;
+	g = rmem_region_add(rm, region_id);
+	if (!g)
+		return -ENOMEM;
 	if (!res)
 		res = &local;
 	memset(res, 0, sizeof(*res));
@@ -865,42 +1041,69 @@ int sacred_rmem_attach(struct sacred_rmem *rm, uint32_t region_id,
 		if (!rmem_usable(rm, i))
 			continue;
 		rmem_drain(rm, i);
-		res->status[i] = sacred_attach(rm->conns[i], region_id, NULL);
+		res->status[i] = sacred_attach(rm->conns[i], region_id, &ra);
 		/* Fenced before (a revoke for someone else): once more. */
 		if (res->status[i] == -ECONNRESET &&
 		    !sacred_conn_reconnect(rm->conns[i]))
 			res->status[i] = sacred_attach(rm->conns[i], region_id,
-						       NULL);
+						       &ra);
 		res->done |= 1U << i;
 		if (!res->status[i]) {
 			res->ok |= 1U << i;
+			tag[i] = ra.tag;
 			ok++;
 		}
 	}
-	return ok >= rm->quorum ? 0 : rmem_error(res);
+	if (ok < rm->quorum)
+		return rmem_error(res);
+	if (g->known)
+		want = g->tag;
+	else if (!rmem_quorum_tag(rm, res->ok, tag, &want))
+		none = true;	/* nothing to trust: every copy is left out */
+	ok = 0;
+	for (i = 0; i < rm->nr_mems; i++) {
+		if (!(res->ok & (1U << i)))
+			continue;
+		if (!none && tag[i] == want) {
+			ok++;
+			continue;
+		}
+		res->status[i] = sacred_conn_forget(rm->conns[i], region_id,
+						    none ? NULL : &want);
+		res->ok &= ~(1U << i);
+	}
+	if (ok < rm->quorum)
+		return rmem_may_pass(res) ? rmem_error(res) : -EPROTO;
+	g->tag = want;
+	g->known = true;
+	return 0;
 }
 
 /**
- * sacred_rmem_region_tag() - the tag the memories gave for a region
+ * sacred_rmem_region_tag() - the tag of a region, and which memories
+ * connected now hold it
  * @rm: the handle
  * @region_id: a region attached with sacred_rmem_attach()
  * @tag: gets the tag
- * @mask: gets the memories that told it (bit i: memory i); may be NULL
+ * @mask: gets the memories that hold it (bit i: memory i); may be NULL
  *
- * Local: the tags the memories connected now gave when they attached the
- * region (a broken connection's may be of a region deleted since). A
- * replicated region is made with one tag on every memory
- * (sacred_region_new_tagged()); memories that disagree hold different
- * incarnations of the region id, and nothing written to one is the
- * other's.
+ * Local. Once an attach learned the region's tag (the one a quorum of
+ * memories shares), that tag, and the memories whose connection has the
+ * region attached with it. Before, the tags the memories connected now
+ * gave when they attached the region (a broken connection's may be of a
+ * region deleted since): a replicated region is made with one tag on
+ * every memory (sacred_region_new_tagged()); memories that disagree hold
+ * different incarnations of the region id, and nothing written to one is
+ * the other's.
  *
- * Return: 0; -ENOENT if no memory connected now attached the region;
- * -EPROTO if two memories gave different tags (*@mask then holds those that gave the
- * first one met).
+ * Return: 0; -ENOENT if no memory connected now has the region attached
+ * (with the learned tag); -EPROTO if, no tag learned, two memories gave
+ * different tags (*@mask then holds those that gave the first one met).
  */
 int sacred_rmem_region_tag(const struct sacred_rmem *rm, uint32_t region_id,
 			   uint64_t *tag, uint32_t *mask)
 {
+	const struct rmem_region *g;
 	struct sacred_region_attr ra;
 	uint32_t seen = 0;
 	unsigned int i;
@@ -908,9 +1111,12 @@ int sacred_rmem_region_tag(const struct sacred_rmem *rm, uint32_t region_id,
 
 	if (!rm || !tag)
 		return -EINVAL;
+	g = rmem_region_find(rm, region_id);
 	for (i = 0; i < rm->nr_mems; i++) {
 		if (!rmem_usable(rm, i) ||
 		    sacred_conn_region(rm->conns[i], region_id, &ra))
+			continue;
+		if (g && g->known && ra.tag != g->tag)
 			continue;
 		if (!seen)
 			*tag = ra.tag;

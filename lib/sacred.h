@@ -270,7 +270,8 @@ int sacred_region_new(struct sacred_ctrl *ctrl, uint32_t mem_id, uint32_t id,
  * sacred_region_new() lets the kernel pick a random tag. Give a replicated
  * region the same tag on every memory, and a new one each time it is made
  * again: the tag is how processes tell one incarnation of a region id from
- * another (sacred_rmem_region_tag()).
+ * another (sacred_rmem_attach() counts only memories of the incarnation a
+ * quorum holds; sacred_rmem_region_tag()).
  *
  * Return: as sacred_region_new().
  */
@@ -986,18 +987,23 @@ struct sacred_conn *sacred_rmem_conn(struct sacred_rmem *rm, unsigned int i);
 int sacred_rmem_revive(struct sacred_rmem *rm);
 
 /**
- * sacred_rmem_attach() - attach a region on every memory
+ * sacred_rmem_attach() - attach a region on every memory; only memories
+ * whose region has the tag a quorum shares count (the others: -ESTALE)
  *
- * Return: 0 when a quorum attached, else as sacred_rmem_write().
+ * Return: 0 when a quorum attached one incarnation; -EPROTO when no
+ * quorum of those that attached shares a tag; else as
+ * sacred_rmem_write().
  */
 int sacred_rmem_attach(struct sacred_rmem *rm, uint32_t region_id,
 		       struct sacred_rmem_result *res);
 
 /**
- * sacred_rmem_region_tag() - the region's tag, as the memories that
- * attached it told it; @mask (may be NULL) gets which told it
+ * sacred_rmem_region_tag() - the region's tag (the one the handle learned
+ * from a quorum, else as the memories that attached it told it); @mask
+ * (may be NULL) gets which memories hold it
  *
- * Return: 0; -ENOENT (attached nowhere); -EPROTO (memories disagree).
+ * Return: 0; -ENOENT (attached nowhere); -EPROTO (no tag learned, and
+ * memories disagree).
  */
 int sacred_rmem_region_tag(const struct sacred_rmem *rm, uint32_t region_id,
 			   uint64_t *tag, uint32_t *mask);

@@ -380,10 +380,13 @@ TEST_F(cq, certificate_of_an_earlier_instance_is_not_counted)
 	ca = self->ca[0];
 	ca.tag = t1 + 1;
 	ASSERT_EQ(0, sacred_cq_setup(self->ctrl, ids, NR_MEMS, &ca, NR_PROCS));
-	for (i = 0; i < NR_PROCS; i++)
-		ASSERT_EQ(0, after_revive(self->rm[i], 3,
-					  sacred_cq_open(&self->ca[i],
-							 &self->cq[i])));
+	/* Through new replicated-memory handles: one per incarnation. */
+	for (i = 0; i < NR_PROCS; i++) {
+		ASSERT_EQ(0, rmem_anew(&self->rm[i], self->mem, NR_MEMS,
+				       PID(i)));
+		self->ca[i].rm = self->rm[i];
+		ASSERT_EQ(0, sacred_cq_open(&self->ca[i], &self->cq[i]));
+	}
 	ASSERT_EQ(0, sacred_rmem_region_tag(self->rm[2], CQ_BASE, &t2, NULL));
 	EXPECT_EQ(t1 + 1, t2);
 	/* P2 puts the old certificate back (memory 0's bytes, everywhere). */
@@ -415,25 +418,51 @@ TEST_F(cq, open_with_another_tag_is_refused)
 	EXPECT_EQ(0, sacred_cq_open(&ca, &self->cq[1]));
 }
 
-/* Memories holding different incarnations of a region: no instance. */
-TEST_F(cq, regions_of_two_incarnations_are_refused)
+/* Make P2's region again on memory @i alone, ACL and all, with @tag. */
+static int remake_p2(FIXTURE_DATA(cq) *self, unsigned int i, uint64_t tag)
 {
 	struct sacred_acl_entry acl[NR_PROCS];
 	const uint32_t region = CQ_BASE + 1 + 2;
-	const uint32_t mem = self->mem[2].id;
+	const uint32_t mem = self->mem[i].id;
 	struct sacred_region_info ri;
 	unsigned int n;
+	int ret;
+
+	ret = sacred_region_get(self->ctrl, mem, region, &ri);
+	if (!ret)
+		ret = sacred_region_get_acl(self->ctrl, mem, region, acl,
+					    NR_PROCS, &n, NULL);
+	if (!ret)
+		ret = sacred_region_del(self->ctrl, mem, region);
+	if (!ret)
+		ret = sacred_region_new_tagged(self->ctrl, mem, region,
+					       ri.size, ri.policy, tag, NULL);
+	return ret ?: sacred_region_set_acl(self->ctrl, mem, region, acl, n);
+}
+
+/*
+ * A memory holding another incarnation of a region is left out of it (a
+ * memory that forgot): the instance opens on the others. With a second
+ * one, no quorum holds one incarnation: no instance.
+ */
+TEST_F(cq, memories_of_another_incarnation_are_left_out)
+{
+	uint64_t tag;
+	uint32_t mask;
+
+	ASSERT_EQ(0, sacred_rmem_region_tag(self->rm[1], CQ_BASE, &tag, NULL));
+	sacred_cq_close(self->cq[1]);
+	self->cq[1] = NULL;
+	ASSERT_EQ(0, remake_p2(self, 2, tag + 1));
+	ASSERT_EQ(0, after_revive(self->rm[1], 3,
+				  sacred_cq_open(&self->ca[1], &self->cq[1])));
+	ASSERT_EQ(0, sacred_rmem_region_tag(self->rm[1], CQ_BASE + 1 + 2, &tag,
+					    &mask));
+	EXPECT_EQ(3, mask);
 
 	sacred_cq_close(self->cq[1]);
 	self->cq[1] = NULL;
-	/* P2's region made again on memory 2 alone, ACL and all. */
-	ASSERT_EQ(0, sacred_region_get(self->ctrl, mem, region, &ri));
-	ASSERT_EQ(0, sacred_region_get_acl(self->ctrl, mem, region, acl,
-					   NR_PROCS, &n, NULL));
-	ASSERT_EQ(0, sacred_region_del(self->ctrl, mem, region));
-	ASSERT_EQ(0, sacred_region_new_tagged(self->ctrl, mem, region, ri.size,
-					      ri.policy, ri.tag + 1, NULL));
-	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, mem, region, acl, n));
+	ASSERT_EQ(0, remake_p2(self, 1, tag + 2));
 	EXPECT_EQ(-EPROTO, after_revive(self->rm[1], 3,
 					sacred_cq_open(&self->ca[1],
 						       &self->cq[1])));

@@ -108,16 +108,26 @@ static const char *kv_binary(void)
 	return tree_binary(path, sizeof(path), "../tools/kv/sacred-kv");
 }
 
-/* Replica @i, with the process key in @keyfile if not NULL. */
-static pid_t start_replica_key(FIXTURE_DATA(kv) *self, unsigned int i,
-			       const char *keyfile)
+/*
+ * Replica @i, with the process key in @keyfile if not NULL, its standard
+ * error to @errfile if not NULL.
+ */
+static pid_t start_replica_err(FIXTURE_DATA(kv) *self, unsigned int i,
+			       const char *keyfile, const char *errfile)
 {
 	char idx[8], n[8], pid_base[16], cap[16];
 	const char *bin = kv_binary();
 	pid_t pid = fork();
+	int fd;
 
 	if (pid)
 		return pid;
+	if (errfile) {
+		fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			  0600);
+		if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+			_exit(126);
+	}
 	snprintf(idx, sizeof(idx), "%u", i);
 	snprintf(n, sizeof(n), "%u", NR_REPLICAS);
 	snprintf(pid_base, sizeof(pid_base), "%u", PID_BASE);
@@ -129,9 +139,15 @@ static pid_t start_replica_key(FIXTURE_DATA(kv) *self, unsigned int i,
 	_exit(127);
 }
 
+static pid_t start_replica_key(FIXTURE_DATA(kv) *self, unsigned int i,
+			       const char *keyfile)
+{
+	return start_replica_err(self, i, keyfile, NULL);
+}
+
 static pid_t start_replica(FIXTURE_DATA(kv) *self, unsigned int i)
 {
-	return start_replica_key(self, i, NULL);
+	return start_replica_err(self, i, NULL, NULL);
 }
 
 /*
@@ -746,6 +762,47 @@ TEST(checker_catches_what_is_not_linearizable)
 	/* An unanswered put may have happened or not: both are fine. */
 	h.ops[2] = lost;
 	EXPECT_TRUE(linearizable(_metadata, &h));
+}
+
+/*
+ * A replica whose memories hold no quorum of one incarnation of the
+ * heartbeat region - memories 1 and 2 made it again, each with a tag of
+ * its own - does not start: it says why and exits 1.
+ */
+TEST_F(kv, replica_refuses_regions_of_no_one_incarnation)
+{
+	char err[96], msg[1024];
+	unsigned int i;
+	FILE *f;
+	int st;
+
+	ASSERT_TRUE(listening(self, 2, 10000));
+	kill(self->replica[2], SIGTERM);
+	waitpid(self->replica[2], NULL, 0);
+	self->replica[2] = 0;
+	for (i = 1; i < NR_MEMS; i++) {
+		ASSERT_EQ(0, sacred_region_del(self->ctrl, self->mem[i].id,
+					       HB_REGION));
+		ASSERT_EQ(0, region_on_all_tagged(self->ctrl, self->mem + i, 1,
+						  HB_REGION, 4096,
+						  SACRED_POLICY_STATIC,
+						  PID_BASE, NR_REPLICAS, -1,
+						  0x4b560000 + i));
+	}
+	snprintf(err, sizeof(err), "%s.err", self->dir);
+	self->replica[2] = start_replica_err(self, 2, NULL, err);
+	ASSERT_LT(0, self->replica[2]);
+	ASSERT_EQ(self->replica[2], waitpid(self->replica[2], &st, 0));
+	self->replica[2] = 0;
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(1, WEXITSTATUS(st));
+	f = fopen(err, "r");
+	ASSERT_NE(NULL, f);
+	msg[fread(msg, 1, sizeof(msg) - 1, f)] = '\0';
+	fclose(f);
+	unlink(err);
+	TH_LOG("%s", msg);
+	EXPECT_NE(NULL, strstr(msg, "one incarnation of regions 1 and 2"));
 }
 
 TEST_HARNESS_MAIN

@@ -25,6 +25,8 @@
 #define PROC_A		301
 #define PROC_B		302
 #define NR_MEMS		3
+/* The region's one incarnation on every memory (and a default-made one's). */
+#define TAG		0x7a90000000000007ULL
 #define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
 
 FIXTURE(rmem) {
@@ -33,27 +35,6 @@ FIXTURE(rmem) {
 	bool have[NR_MEMS];
 	struct sacred_rmem *a, *b;
 };
-
-static int rmem_as(struct sacred_mem_info *mem, uint32_t pid,
-		   struct sacred_rmem **rm)
-{
-	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
-	struct sacred_rmem_member m[NR_MEMS];
-	struct sacred_rmem_attr attr = {
-		.process_id = pid,
-		.nr_mems = NR_MEMS,
-		.mems = m,
-		.max_io = 4096,
-	};
-	unsigned int i;
-
-	for (i = 0; i < NR_MEMS; i++)
-		m[i] = (struct sacred_rmem_member){
-			.addr = (struct sockaddr *)&mem[i].addr,
-			.timeout_ms = t ? atoi(t) : 1000,
-		};
-	return sacred_rmem_create(&attr, rm);
-}
 
 static int mem_state(struct sacred_ctrl *ctrl, struct sacred_mem_info *mem,
 		     uint8_t state)
@@ -88,15 +69,16 @@ FIXTURE_SETUP(rmem)
 					 sizeof(dev)));
 		ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem[i]));
 		self->have[i] = true;
-		ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem[i].id,
-					       REGION, REGION_SIZE,
-					       SACRED_POLICY_EXCLUSIVE_WRITER,
-					       NULL));
+		ASSERT_EQ(0, sacred_region_new_tagged(self->ctrl,
+						      self->mem[i].id, REGION,
+						      REGION_SIZE,
+						      SACRED_POLICY_EXCLUSIVE_WRITER,
+						      TAG, NULL));
 		ASSERT_EQ(0, sacred_region_set_acl(self->ctrl,
 						   self->mem[i].id, REGION,
 						   acl, 2));
 	}
-	ASSERT_EQ(0, rmem_as(self->mem, PROC_A, &self->a));
+	ASSERT_EQ(0, rmem_anew(&self->a, self->mem, NR_MEMS, PROC_A));
 	ASSERT_EQ(0, sacred_rmem_attach(self->a, REGION, NULL));
 	ASSERT_EQ(0, sacred_rmem_change_perm(self->a, &req, NULL));
 }
@@ -178,8 +160,9 @@ TEST_F(rmem, minority_down_then_revived)
 /*
  * A memory whose region was deleted and made again (its host rebooted,
  * say) lost what it held: revived, it is not taken back for that region
- * - it serves nothing there, as if it had crashed - until the process
- * attaches the region again on purpose.
+ * - it serves nothing there, as if it had crashed - nor when the process
+ * attaches the region again, until the region there has the tag a quorum
+ * holds.
  */
 TEST_F(rmem, memory_whose_region_was_made_again_serves_nothing)
 {
@@ -230,13 +213,189 @@ TEST_F(rmem, memory_whose_region_was_made_again_serves_nothing)
 				       &res));
 	EXPECT_EQ(-ESTALE, res.status[2]);
 
-	/* Attached on purpose: the new region, which never saw 7, 8, 9. */
+	/*
+	 * Attached again: still left out - its tag is not the one the
+	 * handle learned from a quorum.
+	 */
+	ASSERT_EQ(0, sacred_rmem_attach(self->a, REGION, &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(-ESTALE, res.status[2]);
+
+	/*
+	 * Made with the quorum's tag (whoever does that says the memory may
+	 * join empty): attached, it serves the new region, which never saw
+	 * 7, 8, 9.
+	 */
+	ASSERT_EQ(0, sacred_region_del(self->ctrl, self->mem[2].id, REGION));
+	ASSERT_EQ(0, sacred_region_new_tagged(self->ctrl, self->mem[2].id,
+					      REGION, REGION_SIZE,
+					      SACRED_POLICY_EXCLUSIVE_WRITER,
+					      TAG, NULL));
+	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem[2].id,
+					   REGION, acl, n));
+	EXPECT_EQ(3, sacred_rmem_revive(self->a));
 	ASSERT_EQ(0, sacred_rmem_attach(self->a, REGION, &res));
 	EXPECT_EQ(7, res.ok);
 	ASSERT_EQ(0, sacred_rmem_read(self->a, REGION, 0, bufs, sizeof(v),
 				      true, &res));
 	EXPECT_EQ(7, res.ok);
 	EXPECT_EQ(0, got[2]);
+}
+
+/* Make region REGION on memory @i again, with @tag (0: a random one). */
+static int remake(struct sacred_ctrl *ctrl, struct sacred_mem_info *mem,
+		  unsigned int i, uint64_t tag)
+{
+	struct sacred_acl_entry acl[2] = {
+		{ .process_id = PROC_A, .access = RW },
+		{ .process_id = PROC_B, .access = RW },
+	};
+	int ret;
+
+	ret = sacred_region_del(ctrl, mem[i].id, REGION);
+	if (!ret && tag)
+		ret = sacred_region_new_tagged(ctrl, mem[i].id, REGION,
+					       REGION_SIZE,
+					       SACRED_POLICY_EXCLUSIVE_WRITER,
+					       tag, NULL);
+	else if (!ret)
+		ret = sacred_region_new(ctrl, mem[i].id, REGION, REGION_SIZE,
+					SACRED_POLICY_EXCLUSIVE_WRITER, NULL);
+	return ret ?: sacred_region_set_acl(ctrl, mem[i].id, REGION, acl, 2);
+}
+
+/*
+ * A process that attaches for the first time - nothing cached - finds a
+ * memory whose region was made again (another tag): a quorum shares the
+ * region's tag, so that memory is left out, and stays out across its
+ * reconnects.
+ */
+TEST_F(rmem, first_attach_leaves_out_a_memory_that_forgot)
+{
+	struct sacred_perm_req req = { .region_id = REGION, .access = RW };
+	uint64_t v = 11, tag, got[NR_MEMS] = { 0 };
+	void *bufs[NR_MEMS] = { &got[0], &got[1], &got[2] };
+	struct sacred_rmem_result res;
+	uint32_t mask;
+
+	ASSERT_EQ(0, sacred_rmem_write(self->a, REGION, 0, &v, sizeof(v),
+				       NULL));
+	ASSERT_EQ(0, remake(self->ctrl, self->mem, 2, 0));
+	ASSERT_EQ(0, rmem_anew(&self->b, self->mem, NR_MEMS, PROC_B));
+	ASSERT_EQ(0, sacred_rmem_attach(self->b, REGION, &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(-ESTALE, res.status[2]);
+	TH_LOG("%s", sacred_conn_errmsg(sacred_rmem_conn(self->b, 2)) ?: "-");
+	ASSERT_EQ(0, sacred_rmem_region_tag(self->b, REGION, &tag, &mask));
+	EXPECT_EQ(TAG, tag);
+	EXPECT_EQ(3, mask);
+	ASSERT_EQ(0, sacred_rmem_read(self->b, REGION, 0, bufs, sizeof(v),
+				      true, &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(-ESTALE, res.status[2]);
+	EXPECT_EQ(11, got[0]);
+	EXPECT_EQ(11, got[1]);
+
+	/* B takes write: memory 2's say does not count either. */
+	ASSERT_EQ(0, sacred_rmem_change_perm(self->b, &req, &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(-ESTALE, res.status[2]);
+	/* Its connection made again: still not counted. */
+	ASSERT_EQ(0, sacred_conn_reconnect(sacred_rmem_conn(self->b, 2)));
+	v = 12;
+	ASSERT_EQ(0, sacred_rmem_write(self->b, REGION, 0, &v, sizeof(v),
+				       &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(-ESTALE, res.status[2]);
+}
+
+/*
+ * A memory whose attach failed (down at the time) has nothing of the
+ * region cached; back, with the region made again there, the first thing
+ * it answers is a changePermission - whose reply describes the region.
+ * That answer does not count, nor does anything after it.
+ */
+TEST_F(rmem, memory_first_met_by_a_change_perm_is_checked)
+{
+	struct sacred_perm_req req = { .region_id = REGION, .access = RW };
+	struct sacred_rmem_result res;
+	uint64_t v = 15;
+
+	ASSERT_EQ(0, rmem_anew(&self->b, self->mem, NR_MEMS, PROC_B));
+	ASSERT_EQ(0, mem_state(self->ctrl, &self->mem[2], SACRED_MEM_DOWN));
+	ASSERT_EQ(0, sacred_rmem_attach(self->b, REGION, &res));
+	EXPECT_EQ(3, res.ok);
+	TH_LOG("memory 2 down at the attach: status %d", res.status[2]);
+	ASSERT_EQ(0, remake(self->ctrl, self->mem, 2, 0));
+	ASSERT_EQ(0, mem_state(self->ctrl, &self->mem[2], SACRED_MEM_UP));
+	EXPECT_EQ(3, sacred_rmem_revive(self->b));
+	EXPECT_EQ(7, sacred_rmem_up(self->b));
+	ASSERT_EQ(0, sacred_rmem_change_perm(self->b, &req, &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(-ESTALE, res.status[2]);
+	ASSERT_EQ(0, sacred_rmem_write(self->b, REGION, 0, &v, sizeof(v),
+				       &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(-ESTALE, res.status[2]);
+}
+
+/*
+ * No quorum shares a tag - the regions were made without one common tag,
+ * or a quorum of them made again: nothing is attached, and the call says
+ * why. Once a quorum holds one incarnation again, it attaches.
+ */
+TEST_F(rmem, attach_without_a_quorum_of_one_incarnation_is_refused)
+{
+	uint64_t v = 13;
+	struct sacred_rmem_result res;
+	unsigned int i;
+
+	ASSERT_EQ(0, remake(self->ctrl, self->mem, 1, 0));
+	ASSERT_EQ(0, remake(self->ctrl, self->mem, 2, 0));
+	ASSERT_EQ(0, rmem_anew(&self->b, self->mem, NR_MEMS, PROC_B));
+	EXPECT_EQ(-EPROTO, sacred_rmem_attach(self->b, REGION, &res));
+	EXPECT_EQ(0, res.ok);
+	for (i = 0; i < NR_MEMS; i++)
+		EXPECT_EQ(-ESTALE, res.status[i]);
+	TH_LOG("%s", sacred_conn_errmsg(sacred_rmem_conn(self->b, 0)) ?: "-");
+	EXPECT_EQ(-ENOTCONN, sacred_rmem_write(self->b, REGION, 0, &v,
+					       sizeof(v), &res));
+	EXPECT_EQ(0, res.ok);
+
+	/* Memory 1 made with the tag memory 0 holds: a quorum of one. */
+	ASSERT_EQ(0, remake(self->ctrl, self->mem, 1, TAG));
+	ASSERT_EQ(0, sacred_rmem_attach(self->b, REGION, &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(-ESTALE, res.status[2]);
+}
+
+/*
+ * A memory the handle reaches only after it attached (down at first):
+ * connected, it is given the regions - but one made again there, under
+ * another tag than the quorum's, is left out.
+ */
+TEST_F(rmem, memory_connected_late_with_another_incarnation_is_left_out)
+{
+	struct sacred_perm_req req = { .region_id = REGION, .access = RW };
+	uint64_t v = 14;
+	struct sacred_rmem_result res;
+
+	ASSERT_EQ(0, remake(self->ctrl, self->mem, 2, 0));
+	ASSERT_EQ(0, mem_state(self->ctrl, &self->mem[2], SACRED_MEM_DOWN));
+	ASSERT_EQ(0, rmem_anew(&self->b, self->mem, NR_MEMS, PROC_B));
+	EXPECT_EQ(3, sacred_rmem_up(self->b));
+	ASSERT_EQ(0, sacred_rmem_attach(self->b, REGION, &res));
+	EXPECT_EQ(3, res.ok);
+	ASSERT_EQ(0, mem_state(self->ctrl, &self->mem[2], SACRED_MEM_UP));
+	EXPECT_EQ(3, sacred_rmem_revive(self->b));
+	EXPECT_EQ(7, sacred_rmem_up(self->b));
+	ASSERT_EQ(0, sacred_rmem_change_perm(self->b, &req, &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(-ESTALE, res.status[2]);
+	ASSERT_EQ(0, sacred_rmem_write(self->b, REGION, 0, &v, sizeof(v),
+				       &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(-ESTALE, res.status[2]);
 }
 
 /* A majority down: no quorum, and the error says the memories are gone. */
@@ -273,7 +432,7 @@ TEST_F(rmem, losing_write_permission_is_reported)
 
 	ASSERT_EQ(0, sacred_rmem_write(self->a, REGION, 0, &v, sizeof(v),
 				       NULL));
-	ASSERT_EQ(0, rmem_as(self->mem, PROC_B, &self->b));
+	ASSERT_EQ(0, rmem_anew(&self->b, self->mem, NR_MEMS, PROC_B));
 	ASSERT_EQ(0, sacred_rmem_attach(self->b, REGION, NULL));
 	ASSERT_EQ(0, sacred_rmem_change_perm(self->b, &req, &res));
 	for (i = 0; i < NR_MEMS; i++)

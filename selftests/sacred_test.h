@@ -125,7 +125,8 @@ static inline double now_s(void)
  * instances @mem, its ACL processes @pid0 .. @pid0 + @nr_procs - 1:
  * process index @writer read-write and the others read, or all read-write
  * when @writer is negative, made with @tag everywhere (one incarnation:
- * lib/neb.c and lib/cq.c refuse regions whose memories disagree). Returns
+ * sacred_rmem_attach() counts only memories of the tag a quorum shares).
+ * Returns
  * 0 or a negative errno. (For tests that include sacred.h first.)
  */
 static inline int region_on_all_tagged(struct sacred_ctrl *ctrl,
@@ -209,6 +210,39 @@ static inline int mems_new(struct sacred_ctrl *ctrl, unsigned int nr,
 		};
 	}
 	return 0;
+}
+
+/*
+ * Replace *@rm with a new handle of process @pid on the @nr memories
+ * @mem (max_io 4096, timeouts as mems_new()'s): a handle lives with one
+ * incarnation of each region it attached, so a test that makes its
+ * regions again everywhere opens them through new handles. Returns 0 or
+ * the error of sacred_rmem_create() (*@rm NULL then).
+ */
+static inline int rmem_anew(struct sacred_rmem **rm,
+			    const struct sacred_mem_info *mem, unsigned int nr,
+			    uint32_t pid)
+{
+	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
+	struct sacred_rmem_member m[SACRED_RMEM_MAX];
+	struct sacred_rmem_attr ra = {
+		.process_id = pid,
+		.nr_mems = nr,
+		.mems = m,
+		.max_io = 4096,
+	};
+	unsigned int i;
+
+	sacred_rmem_destroy(*rm);
+	*rm = NULL;
+	if (nr > SACRED_RMEM_MAX)
+		return -EINVAL;
+	for (i = 0; i < nr; i++)
+		m[i] = (struct sacred_rmem_member){
+			.addr = (struct sockaddr *)&mem[i].addr,
+			.timeout_ms = t ? atoi(t) : 1000,
+		};
+	return sacred_rmem_create(&ra, rm);
 }
 #endif
 

@@ -633,6 +633,13 @@ static int kv_replica(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
+	if (ret == -EPROTO) {
+		fprintf(stderr,
+			"sacred-kv %u: opening the log: %s: no quorum of the memories holds one incarnation of regions %u and %u (make each with one tag on every memory: sacred region add ... tag TAG), or a memory speaks another wire version\n",
+			la.me, strerror(EPROTO), la.log_region, la.hb_region);
+		ret = 1;
+		goto out;
+	}
 	if (ret) {
 		fprintf(stderr, "sacred-kv %u: opening the log: %s\n", la.me,
 			strerror(-ret));
