@@ -93,6 +93,17 @@ int sacred_slots_read_every(struct sacred_slots *s, unsigned int slot,
 			    void *data, size_t max,
 			    struct sacred_cell_view *view, bool *every);
 
+/*
+ * lib/rmem.c: sacred_rmem_read() (not @all) sent only to the memories in
+ * @mask (bit i: memory i), returning once a quorum of the handle's
+ * memories among them answered, or when that can no longer happen; the
+ * others get -ENOTCONN, not asked (lib/log.c's recovery reads only where
+ * its changePermission went through).
+ */
+int sacred_rmem_read_among(struct sacred_rmem *rm, uint32_t region_id,
+			   uint64_t offset, void *const *bufs, size_t len,
+			   uint32_t mask, struct sacred_rmem_result *res);
+
 /* lib/rmem.c: revive without waiting for memories that answer nothing. */
 int sacred_rmem_revive_lazy(struct sacred_rmem *rm);
 bool sacred_rmem_reviving(const struct sacred_rmem *rm);

@@ -629,7 +629,6 @@ static int log_read_tail(struct sacred_log *l, uint64_t from,
 {
 	unsigned int n = sacred_rmem_nr_mems(l->a.rm);
 	unsigned int cnt = log_run(l, from, l->batch), j, k, p;
-	unsigned int q = sacred_rmem_quorum(l->a.rm);
 	size_t pair = 2 * l->lay.entry_cell;
 	struct sacred_rmem_result res;
 	int ret;
@@ -640,21 +639,12 @@ static int log_read_tail(struct sacred_log *l, uint64_t from,
 		l->tail[j].copies = 0;
 	}
 	for (p = 0; p < l->a.nr_procs; p++) {
-		ret = sacred_rmem_read(l->a.rm, l->a.log_region,
-				       log_entry_off(l, p, from, 0),
-				       (void *const *)l->bufs, cnt * pair, false,
-				       &res);
+		/* A quorum of @mask: the memories outside it are not asked. */
+		ret = sacred_rmem_read_among(l->a.rm, l->a.log_region,
+					     log_entry_off(l, p, from, 0),
+					     (void *const *)l->bufs, cnt * pair,
+					     mask, &res);
 		l->stats.round_trips++;
-		/* Too few of @mask among the first to answer: all of them. */
-		if (!ret && __builtin_popcount(res.ok & mask) < q) {
-			ret = sacred_rmem_read(l->a.rm, l->a.log_region,
-					       log_entry_off(l, p, from, 0),
-					       (void *const *)l->bufs,
-					       cnt * pair, true, &res);
-			l->stats.round_trips++;
-			if (!ret && __builtin_popcount(res.ok & mask) < q)
-				ret = -ENOTCONN;
-		}
 		if (ret)
 			return ret;
 		for (k = 0; k < n; k++) {

@@ -75,6 +75,8 @@ struct rmem_region {
  *	time, and every memory checked against their tags
  * @nr_regions: entries in @regions
  * @max_regions: room in @regions
+ * @among: the memories calls go to (bit i: memory i); all but during
+ *	sacred_rmem_read_among()
  * @perm_seq: per memory, the call whose changePermission there was still
  *	unanswered when the call returned (0: none). Until its answer comes,
  *	the memory sits out later calls: the key an operation would carry
@@ -94,6 +96,7 @@ struct sacred_rmem {
 	struct rmem_region *regions;
 	unsigned int nr_regions;
 	unsigned int max_regions;
+	uint32_t among;
 	uint64_t perm_seq[SACRED_RMEM_MAX];
 	/* Memories never reached: their connection, until it connects. */
 	struct sacred_conn *pending[SACRED_RMEM_MAX];
@@ -161,6 +164,7 @@ int sacred_rmem_create(const struct sacred_rmem_attr *attr,
 	rm->nr_mems = attr->nr_mems;
 	rm->quorum = attr->nr_mems / 2 + 1;
 	rm->max_io = attr->max_io ?: RMEM_MAX_IO_DEFAULT;
+	rm->among = UINT32_MAX;
 
 	for (i = 0; i < rm->nr_mems; i++) {
 		const struct sacred_rmem_member *m = &attr->mems[i];
@@ -727,6 +731,11 @@ static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
 	for (i = 0; i < rm->nr_mems; i++) {
 		res->status[i] = -ENOTCONN;
 		rmem_reap(rm, i);
+		if (!(rm->among & (1U << i))) {
+			/* Not asked (sacred_rmem_read_among()). */
+			failed++;
+			continue;
+		}
 		if (rmem_usable(rm, i) && rm->perm_seq[i]) {
 			/* Its key may be changing: it sits this one out. */
 			res->status[i] = -EBUSY;
@@ -1224,6 +1233,21 @@ int sacred_rmem_read(struct sacred_rmem *rm, uint32_t region_id,
 		if (!bufs[i] && len)
 			return -EINVAL;
 	return rmem_run(rm, &io, 1, bufs, all, false, res);
+}
+
+/* A quorum read of the memories in @mask only: lib/internal.h. */
+int sacred_rmem_read_among(struct sacred_rmem *rm, uint32_t region_id,
+			   uint64_t offset, void *const *bufs, size_t len,
+			   uint32_t mask, struct sacred_rmem_result *res)
+{
+	int ret;
+
+	if (!rm)
+		return -EINVAL;
+	rm->among = mask;
+	ret = sacred_rmem_read(rm, region_id, offset, bufs, len, false, res);
+	rm->among = UINT32_MAX;
+	return ret;
 }
 
 /**

@@ -6,8 +6,11 @@
  * exclusive-writer regions, where the process that lost write permission
  * learns it from the quorum.
  *
- * Every instance has region REGION (same id everywhere) with policy
- * exclusive-writer; processes A and B are members with read-write.
+ * Every instance has region REGION (same id everywhere, one tag) with
+ * policy exclusive-writer; processes A and B are members with read-write.
+ * Also: one incarnation of a region (memories holding a region made
+ * again are left out), and the read among a set of memories lib/log.c's
+ * recovery uses (lib/internal.h).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -17,6 +20,7 @@
 
 #include "kselftest_harness.h"
 #include "sacred.h"
+#include "internal.h"
 #include "sacred_test.h"
 
 #define TEST_CM_PORT	7501
@@ -396,6 +400,40 @@ TEST_F(rmem, memory_connected_late_with_another_incarnation_is_left_out)
 				       &res));
 	EXPECT_EQ(3, res.ok);
 	EXPECT_EQ(-ESTALE, res.status[2]);
+}
+
+/*
+ * sacred_rmem_read_among(): only the memories named are asked, and the
+ * quorum is counted among them - with memory 2 down, memories {0, 2}
+ * cannot answer one although memories 0 and 1 are up.
+ */
+TEST_F(rmem, read_among_asks_only_the_memories_named)
+{
+	uint64_t v = 16, got[NR_MEMS] = { 0 };
+	void *bufs[NR_MEMS] = { &got[0], &got[1], &got[2] };
+	struct sacred_rmem_result res;
+	int ret;
+
+	ASSERT_EQ(0, sacred_rmem_write(self->a, REGION, 0, &v, sizeof(v),
+				       NULL));
+	ASSERT_EQ(0, sacred_rmem_read_among(self->a, REGION, 0, bufs,
+					    sizeof(v), 3, &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(-ENOTCONN, res.status[2]);
+	EXPECT_EQ(16, got[0]);
+	EXPECT_EQ(16, got[1]);
+	EXPECT_EQ(0, got[2]);
+
+	ASSERT_EQ(0, mem_state(self->ctrl, &self->mem[2], SACRED_MEM_DOWN));
+	ret = sacred_rmem_read_among(self->a, REGION, 0, bufs, sizeof(v), 5,
+				     &res);
+	TH_LOG("memories 0 and 2, 2 down: %d", ret);
+	EXPECT_NE(0, ret);
+	EXPECT_EQ(0, res.ok & 2);
+	/* Every memory again, after the call. */
+	ASSERT_EQ(0, sacred_rmem_read(self->a, REGION, 0, bufs, sizeof(v),
+				      false, &res));
+	EXPECT_EQ(3, res.ok);
 }
 
 /* A majority down: no quorum, and the error says the memories are gone. */
