@@ -150,7 +150,7 @@ static void sacred_region_mr_geometry(struct sacred_region *region)
  * sacred_region_create() - allocate, zero and DMA-map a region
  * @mem: instance the region belongs to
  * @id: wanted id, or U32_MAX for the lowest free one
- * @size: bytes, a non-zero multiple of SACRED_REGION_ALIGN
+ * @size: bytes, a non-zero multiple of SACRED_REGION_ALIGN and PAGE_SIZE
  * @policy: &enum sacred_policy
  * @tag: the region's tag (&struct sacred_region)
  * @extack: where to explain a failure
@@ -172,6 +172,12 @@ int sacred_region_create(struct sacred_mem *mem, u32 id, u64 size, u8 policy,
 	if (!size || size % SACRED_REGION_ALIGN || size > SACRED_REGION_SIZE_MAX) {
 		NL_SET_ERR_MSG(extack,
 			       "size must be a non-zero multiple of 4096, at most 16 GiB");
+		return -EINVAL;
+	}
+	/* The pages back every byte: on a host with larger pages, whole ones. */
+	if (size % PAGE_SIZE) {
+		NL_SET_ERR_MSG(extack,
+			       "size must be a multiple of this host's page size");
 		return -EINVAL;
 	}
 	if (size > mem->mem_cap - mem->mem_used) {
