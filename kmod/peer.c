@@ -337,9 +337,16 @@ static void sacred_conn_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct sacred_conn *conn =
 		container_of(wc->wr_cqe, struct sacred_conn, probe_cqe);
 
-	clear_bit(SACRED_CONN_PROBING, &conn->flags);
-	/* Answered: its timer must not judge the next probe. */
+	/*
+	 * Answered: its timer goes, then the bit - the other way round, a
+	 * probe started in between (a connect request on another CPU)
+	 * would lose its timer, and stay "probing" for good if nobody
+	 * answers it. A timer already running judges this probe, which
+	 * answered at its deadline: at worst the connection is released
+	 * and the process connects again.
+	 */
 	cancel_delayed_work(&conn->probe_timer);
+	clear_bit(SACRED_CONN_PROBING, &conn->flags);
 	if (wc->status != IB_WC_SUCCESS &&
 	    !test_bit(SACRED_CONN_FENCED, &conn->flags))
 		sacred_conn_queue_release(conn);
