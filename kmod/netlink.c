@@ -1307,11 +1307,18 @@ static const struct genl_multicast_group sacred_nl_mcgrps[] = {
 	[SACRED_NL_MCGRP_EVENTS] = { .name = SACRED_GENL_MCGRP_EVENTS },
 };
 
+/*
+ * Parallel: every handler serialises itself on sacred_lock, and some wait
+ * for an instance's mem->lock behind a permission switch that fences a
+ * slow process (up to SACRED_WR_TIMEOUT_MS a loser) - under genl_mutex
+ * that wait would stall every other generic netlink family of the host.
+ */
 static struct genl_family sacred_nl_family __ro_after_init = {
 	.name		= SACRED_GENL_NAME,
 	.version	= SACRED_GENL_VERSION,
 	.maxattr	= SACRED_ATTR_MAX,
 	.netnsok	= false,
+	.parallel_ops	= true,
 	.module		= THIS_MODULE,
 	.ops		= sacred_nl_ops,
 	.n_ops		= ARRAY_SIZE(sacred_nl_ops),
