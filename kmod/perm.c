@@ -572,8 +572,9 @@ int sacred_perm_attach(struct sacred_peer *peer, struct sacred_region *region,
  *	set; the entries are moved into the region, @acl is left empty
  * @extack: where to explain a refusal
  *
- * A process that stays keeps what it holds within its new @max (all of
- * @max on a static region); a new one gets the policy's initial access; a
+ * A process that stays keeps what it holds within its new @max (on a
+ * static or swmr region, where the ACL is the access, what a new member
+ * would get); a new one gets the policy's initial access; a
  * process that leaves loses everything. Losses are applied, with fences,
  * before this returns.
  *
@@ -591,7 +592,7 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 
 	xa_for_each(acl, pid, e) {
 		old = xa_load(&region->acl, pid);
-		if (region->policy == SACRED_POLICY_STATIC || !old)
+		if (pol->acl_is_access || !old)
 			e->cur = pol->initial(e->max);
 		else
 			e->cur = old->cur & e->max;

@@ -10,7 +10,9 @@
  * before grants. A refusal returns a reason and leaves every @next equal
  * to @cur, so a refused request changes nothing.
  *
- *   initial(max)   what a member holds when it enters the ACL
+ *   initial(max)   what a member holds when it enters the ACL (and, where
+ *                  acl_is_access - nothing changes access at runtime -
+ *                  when it stays in a new one)
  *   decide(r, c)   0, or an &enum sacred_refuse_reason
  *
  * The policies (Documentation/policies.rst has the why):
@@ -120,6 +122,7 @@ static const struct sacred_policy_ops sacred_policies[] = {
 	[SACRED_POLICY_STATIC] = {
 		.name		= "static",
 		.initial	= sacred_policy_max,
+		.acl_is_access	= true,
 		.decide		= sacred_policy_refuse_static,
 	},
 	[SACRED_POLICY_EXCLUSIVE_WRITER] = {
@@ -130,6 +133,7 @@ static const struct sacred_policy_ops sacred_policies[] = {
 	[SACRED_POLICY_SWMR] = {
 		.name		= "swmr",
 		.initial	= sacred_policy_max,
+		.acl_is_access	= true,
 		.decide		= sacred_policy_refuse_swmr,
 	},
 	[SACRED_POLICY_REVOKE_ONLY] = {

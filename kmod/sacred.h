@@ -356,11 +356,14 @@ u32 sacred_grant_rkey(struct sacred_grant *grant);
  * struct sacred_policy_ops - an acceptChange policy
  * @name: as the CLI spells it
  * @initial: access of a process entering the ACL with @max
+ * @acl_is_access: nothing changes access at runtime: a process that stays
+ *	in a new ACL holds @initial of its new max, as one entering it
  * @decide: 0 with every ACL entry's @next set, or a refuse reason
  */
 struct sacred_policy_ops {
 	const char *name;
 	u32 (*initial)(u32 max);
+	bool acl_is_access;
 	u32 (*decide)(struct sacred_region *region,
 		      const struct sacred_perm_change *chg);
 };

@@ -282,6 +282,33 @@ TEST_F(perm, keys_never_repeat_across_the_8_bit_wrap)
 	EXPECT_EQ(0, bad);
 }
 
+/*
+ * Where nothing changes access at runtime (static, swmr), the ACL is the
+ * access: a new ACL that makes 2 the writer instead of 1 leaves 2 able to
+ * write and 1 not - not the old access cut down to the new maximum.
+ */
+TEST_F(perm, acl_handing_write_over_moves_it_where_the_acl_is_the_access)
+{
+	struct sacred_region_attr ra;
+	uint64_t v = 42;
+
+	if (variant->policy != SACRED_POLICY_STATIC &&
+	    variant->policy != SACRED_POLICY_SWMR)
+		SKIP(return, "access changes at runtime under this policy");
+	ASSERT_EQ(0, set_acl(self->ctrl, self->mem.id, self->region, R, RW,
+			     R));
+	ASSERT_EQ(0, sacred_conn_reconnect(self->p[2]));
+	ASSERT_EQ(0, sacred_attach(self->p[2], self->region, &ra));
+	EXPECT_EQ(RW, ra.access);
+	EXPECT_EQ(0, sacred_write(self->p[2], self->region, 16, &v,
+				  sizeof(v)));
+	EXPECT_EQ(42, peek(_metadata, self, 16));
+	EXPECT_NE(0, try_write(self, 1, 16, 0xbad));
+	EXPECT_EQ(42, peek(_metadata, self, 16));
+	ASSERT_EQ(0, sacred_attach(self->p[1], self->region, &ra));
+	EXPECT_EQ(R, ra.access);
+}
+
 TEST_F(perm, epoch_counts_accepted_changes)
 {
 	struct sacred_perm_result res;
