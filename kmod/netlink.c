@@ -1011,6 +1011,12 @@ static int sacred_nl_perm_set_doit(struct sk_buff *skb, struct genl_info *info)
 		ret = PTR_ERR(region);
 		goto out_unlock;
 	}
+	if (!sacred_policy_args_valid(region->policy, &chg)) {
+		GENL_SET_ERR_MSG(info,
+				 "BALLOT is for fenced regions, TARGET for revoke-only ones");
+		ret = -EINVAL;
+		goto out_unlock;
+	}
 	mutex_lock(&region->mem->lock);
 	ret = sacred_perm_change(region, &chg, &reason);
 	mutex_unlock(&region->mem->lock);

@@ -500,6 +500,10 @@ static void sacred_conn_handle(struct sacred_conn *conn,
 		chg.ballot = le64_to_cpu(req->ballot);
 		chg.target = le32_to_cpu(req->target);
 		chg.via = conn;
+		if (!sacred_policy_args_valid(region->policy, &chg)) {
+			rep->status = cpu_to_le32(SACRED_ST_INVALID);
+			goto out;
+		}
 		ret = sacred_perm_change(region, &chg, &reason);
 		if (ret) {
 			rep->status = cpu_to_le32(SACRED_ST_FAILED);

@@ -492,8 +492,13 @@ static int sacred_perm_apply(struct sacred_region *region,
 
 	ret = sacred_perm_settle(region, ops, via, reg, access);
 
+	/*
+	 * Not applied in full: what was taken away is gone (fenced, or
+	 * about to be), but nothing is granted - a FAILED reply never
+	 * widens access, now or at the next attach.
+	 */
 	xa_for_each(&region->acl, pid, e)
-		e->cur = e->next;
+		e->cur = ret ? e->cur & e->next : e->next;
 	region->epoch++;
 	return ret;
 }

@@ -175,6 +175,24 @@ const struct sacred_policy_ops *sacred_policy(u8 policy)
 }
 
 /**
+ * sacred_policy_args_valid() - does a request carry only what its policy
+ * reads?
+ * @policy: the region's policy
+ * @chg: the request
+ *
+ * A ballot is for fenced regions, a target for revoke-only ones; elsewhere
+ * both must be 0 (the wire says so), so that a later meaning for them
+ * cannot be taken for garbage sent today.
+ *
+ * Return: true if @chg is well formed for @policy.
+ */
+bool sacred_policy_args_valid(u8 policy, const struct sacred_perm_change *chg)
+{
+	return (!chg->ballot || policy == SACRED_POLICY_FENCED) &&
+	       (!chg->target || policy == SACRED_POLICY_REVOKE_ONLY);
+}
+
+/**
  * sacred_policy_decide() - run a region's policy on a request
  * @region: the region
  * @chg: the request

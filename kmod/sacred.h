@@ -369,6 +369,7 @@ struct sacred_policy_ops {
 };
 
 bool sacred_access_valid(u32 access);
+bool sacred_policy_args_valid(u8 policy, const struct sacred_perm_change *chg);
 const struct sacred_policy_ops *sacred_policy(u8 policy);
 u32 sacred_policy_decide(struct sacred_region *region,
 			 const struct sacred_perm_change *chg);

@@ -252,7 +252,9 @@ TEST_F(perm, refused_request_changes_nothing)
 	ASSERT_EQ(0, sacred_region_get(self->ctrl, self->mem.id, self->region,
 				       &before));
 	/* Process 3 may never write: refused under every policy. */
-	EXPECT_EQ(-EPERM, ask(self, 3, RW, 100, 0, &res));
+	EXPECT_EQ(-EPERM, ask(self, 3, RW,
+			      variant->policy == SACRED_POLICY_FENCED ? 100 : 0,
+			      0, &res));
 	ASSERT_EQ(0, sacred_region_get(self->ctrl, self->mem.id, self->region,
 				       &after));
 	EXPECT_EQ(before.epoch, after.epoch);
@@ -331,9 +333,16 @@ TEST_F(perm, admin_perm_set_runs_the_policy)
 		.region_id = self->region,
 		.access = RW,
 		.ballot = 9,
+		.target = 1,
 	};
 	uint64_t v = 7;
 
+	/* A ballot only on a fenced region, a target on a revoke-only one. */
+	EXPECT_EQ(-EINVAL, sacred_perm_set(self->ctrl, self->mem.id, 2, &req));
+	EXPECT_NE(NULL, sacred_ctrl_errmsg(self->ctrl));
+	if (variant->policy != SACRED_POLICY_FENCED)
+		req.ballot = 0;
+	req.target = 0;
 	if (variant->policy == SACRED_POLICY_STATIC ||
 	    variant->policy == SACRED_POLICY_SWMR) {
 		EXPECT_EQ(-EPERM, sacred_perm_set(self->ctrl, self->mem.id, 2,

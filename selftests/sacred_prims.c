@@ -584,6 +584,7 @@ TEST_F(prims, read_after_revoke_at_every_memory_it_uses)
 						   &v));
 	/* swmr refuses every change: nothing is read. */
 	swmr.region_id = OWNED;
+	swmr.target = 0;	/* a target is for revoke-only regions */
 	EXPECT_EQ(-EPERM, sacred_slots_read_after(owned, 0, &swmr, buf,
 						  sizeof(buf), &v));
 	EXPECT_EQ(-EINVAL, sacred_slots_read_after(r, 0, NULL, buf,

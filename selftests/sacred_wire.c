@@ -352,6 +352,19 @@ TEST_F(wire, malformed_requests_get_invalid)
 	EXPECT_EQ(SACRED_ST_NO_REGION, raw_reply(&self->raw, &rep));
 	EXPECT_EQ(0, rep.tag);
 
+	/* A ballot is for fenced regions, a target for revoke-only ones. */
+	req = attach_req(self->region, 9);
+	req.hdr.op = htole16(SACRED_OP_PERM);
+	req.access = htole32(SACRED_ACCESS_READ);
+	req.ballot = htole64(1);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_INVALID, raw_reply(&self->raw, &rep));
+	req.hdr.cookie = htole32(10);
+	req.ballot = 0;
+	req.target = htole32(7);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_INVALID, raw_reply(&self->raw, &rep));
+
 	/* After all that, a good request is still answered. */
 	req = attach_req(self->region, 8);
 	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));

@@ -505,9 +505,9 @@ struct sacred_wire_hdr {
  * @access: %SACRED_OP_PERM: the access wanted (&enum sacred_access);
  *	0 for %SACRED_OP_ATTACH, and for a revoke on a revoke-only region
  * @ballot: %SACRED_OP_PERM on a fenced region: the ballot of the grant;
- *	otherwise 0
+ *	otherwise 0 (else %SACRED_ST_INVALID)
  * @target: %SACRED_OP_PERM on a revoke-only region: the process whose
- *	write permission is revoked; otherwise 0
+ *	write permission is revoked; otherwise 0 (else %SACRED_ST_INVALID)
  * @reserved: 0
  */
 struct sacred_wire_req {
@@ -529,7 +529,8 @@ struct sacred_wire_req {
  * @SACRED_ST_INVALID: malformed request
  * @SACRED_ST_FAILED: the instance failed to apply the change (out of
  *	resources, device error); access may have been revoked, never
- *	widened
+ *	widened (not at a later attach either; a fenced region's ballot
+ *	counts as seen)
  */
 enum sacred_wire_status {
 	SACRED_ST_OK,
