@@ -1570,6 +1570,7 @@ static int conn_attach(struct sacred_conn *conn, uint32_t region_id,
 /* After a reconnect: attach every cached region again. */
 static int conn_reattach(struct sacred_conn *conn)
 {
+	char why[sizeof(conn->errmsg)];
 	unsigned int i = 0;
 	uint32_t id;
 	int ret;
@@ -1577,8 +1578,17 @@ static int conn_reattach(struct sacred_conn *conn)
 	while (i < conn->nr_regions) {
 		id = conn->regions[i].region_id;
 		ret = conn_attach(conn, id, NULL, false);
-		if (ret && ret != -ENOENT && ret != -EACCES && ret != -ESTALE)
-			return ret;
+		if (ret && ret != -ENOENT && ret != -EACCES && ret != -ESTALE) {
+			/*
+			 * The regions not attached again still carry the old
+			 * connection's keys and access: broken until the next
+			 * reconnect, not half usable.
+			 */
+			memcpy(why, conn->errmsg, sizeof(why));
+			return conn_break(conn, ret,
+					  "attaching region %u again: %s", id,
+					  why);
+		}
 		/* A region gone, or made again, was dropped: same index. */
 		if (ret != -ENOENT && ret != -ESTALE)
 			i++;
