@@ -431,47 +431,6 @@ static int log_write_cell(struct sacred_log *l, uint64_t off, size_t size,
 	return ret;
 }
 
-/*
- * After a write that failed: whether it may sit, complete, on a quorum
- * all the same - unless enough memories surely did not take it: never
- * sent there (down, sitting out, refused at the post), or refused by the
- * memory in one packet (a revoked key). An acknowledgement lost with its
- * connection, a timeout or an answer still to come leave it possible.
- */
-static bool log_maybe_on_quorum(const struct sacred_rmem_result *res,
-				unsigned int quorum, size_t cell)
-{
-	unsigned int i, surely_not = 0;
-
-	if (!res->nr_mems)
-		return false;	/* nothing was sent */
-	for (i = 0; i < res->nr_mems; i++) {
-		switch (res->status[i]) {
-		case -EACCES:
-			/*
-			 * A key refused mid-write may leave a multi-packet
-			 * cell placed in part - and valid, where the bytes
-			 * missing were the zeros both writes hold. One packet
-			 * (256 B: the smallest path MTU) is all or nothing.
-			 */
-			if (cell <= 256)
-				surely_not++;
-			break;
-		case -ENOTCONN:
-		case -EBUSY:
-		case -EAGAIN:
-		case -EPERM:
-		case -ENOENT:
-		case -ESTALE:
-		case -EINVAL:
-		case -ERANGE:
-		case -EMSGSIZE:
-			surely_not++;
-			break;
-		}
-	}
-	return res->nr_mems - surely_not >= quorum;
-}
 
 static int log_write_entry(struct sacred_log *l, uint64_t i, uint64_t bal,
 			   const void *data, size_t len)
@@ -500,8 +459,9 @@ static int log_write_entry(struct sacred_log *l, uint64_t i, uint64_t bal,
 	free(payload);
 	l->stats.round_trips++;
 	/* Maybe on a quorum, maybe delivered: not to be written over blind. */
-	if (ret && log_maybe_on_quorum(&res, sacred_rmem_quorum(l->a.rm),
-				       l->lay.entry_cell))
+	if (ret && sacred_rmem_maybe_on_quorum(&res,
+					       sacred_rmem_quorum(l->a.rm),
+					       l->lay.entry_cell))
 		l->good[log_slot(l, i)] = LOG_CELL_UNSURE;
 	return ret;
 }

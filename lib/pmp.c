@@ -12,7 +12,9 @@
  * (of n) owns slot i: two cells (lib/cell.c). A write goes to the cell
  * that does not hold the last write a quorum took, and the cells swap
  * roles only when the new write is on a quorum: a torn or failed write
- * can never destroy the newest completed one. A process that opens its
+ * can never destroy the newest completed one; a write that failed but may
+ * be on a quorum all the same (an acknowledgement lost) makes the slot
+ * unsure, as below, before the next write. A process that opens its
  * slot again finds that cell from the memories (pmp_find_good()), or
  * writes nothing until it can, and numbers its cells above those it sees
  * and above the real-time clock (lib/internal.h). A cell holds
@@ -80,12 +82,16 @@
  * @good: the cell of own slot that holds the last write a quorum took:
  *	writes go to the other one until one is taken, so a torn write never
  *	destroys the newest completed one
- * @unsure: opened on a slot written before, and which cell is @good
- *	cannot be told yet (pmp_find_good()): nothing is written until it can
+ * @unsure: opened on a slot written before, or a write into it failed but
+ *	may be on a quorum: which cell is @good is read from the memories
+ *	first (pmp_settle()); nothing is written until it can be told
  * @mbal: own promise
  * @bal: own accepted proposal number, 0 if none
  * @val: own accepted value
  * @val_len: its bytes
+ * @prop: the value the attempt under way proposes (phase 2), kept apart
+ *	from @val so that own slot always shows a real (@bal, @val) pair
+ * @prop_len: its bytes
  * @max_seen: the highest proposal number seen in any slot
  * @timeout_ms: how long a propose keeps trying
  * @first: no attempt made yet
@@ -109,6 +115,8 @@ struct sacred_pmp {
 	uint64_t bal;
 	uint8_t *val;
 	size_t val_len;
+	uint8_t *prop;
+	size_t prop_len;
 	uint64_t max_seen;
 	int timeout_ms;
 	bool first;
@@ -217,6 +225,21 @@ static int pmp_cell(struct sacred_pmp *p, uint64_t mbal, uint64_t bal,
 static void pmp_written(struct sacred_pmp *p)
 {
 	p->good = 1 - p->good;
+}
+
+/*
+ * A chain with a write into own slot failed (@ret): if the write may be on
+ * a quorum all the same, a reader may have taken it - the next write must
+ * not go blind into the same cell (a torn one would take it away): which
+ * cell to keep is read from the memories first (pmp_settle()).
+ */
+static int pmp_failed(struct sacred_pmp *p,
+		      const struct sacred_rmem_result *res, int ret)
+{
+	if (sacred_rmem_maybe_on_quorum(res, sacred_rmem_quorum(p->rm),
+					p->cell_size))
+		p->unsure = true;
+	return ret;
 }
 
 static struct sacred_io pmp_read_op(const struct sacred_pmp *p)
@@ -396,8 +419,9 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 		goto err;
 	ret = -ENOMEM;
 	p->val = malloc(attr->value_max + 1);
+	p->prop = malloc(attr->value_max + 1);
 	p->cell = calloc(1, p->cell_size);
-	if (!p->val || !p->cell)
+	if (!p->val || !p->prop || !p->cell)
 		goto err;
 	for (k = 0; k < n; k++) {
 		p->bufs[k] = malloc(pmp_region_bytes(p));
@@ -487,6 +511,7 @@ void sacred_pmp_close(struct sacred_pmp *p)
 		free(p->bufs[k]);
 	free(p->cell);
 	free(p->val);
+	free(p->prop);
 	free(p);
 }
 
@@ -508,8 +533,8 @@ static int pmp_attempt(struct sacred_pmp *p, uint64_t b, const void *v,
 
 	if (fast) {
 		p->stats.fast = true;
-		memcpy(p->val, v, len);
-		p->val_len = len;
+		memcpy(p->prop, v, len);
+		p->prop_len = len;
 		goto phase2;
 	}
 
@@ -538,7 +563,7 @@ static int pmp_attempt(struct sacred_pmp *p, uint64_t b, const void *v,
 				&res);
 	/* -EPERM: a policy refused - not exclusive-writer: give up. */
 	if (ret)
-		return ret;
+		return pmp_failed(p, &res, ret);
 	pmp_written(p);
 	p->mbal = b;
 
@@ -553,11 +578,14 @@ static int pmp_attempt(struct sacred_pmp *p, uint64_t b, const void *v,
 	}
 	/* Own accepted pair counts too. */
 	if (best_bal > p->bal) {
-		memcpy(p->val, best, best_len);
-		p->val_len = best_len;
-	} else if (!p->bal) {
-		memcpy(p->val, v, len);
-		p->val_len = len;
+		memcpy(p->prop, best, best_len);
+		p->prop_len = best_len;
+	} else if (p->bal) {
+		memcpy(p->prop, p->val, p->val_len);
+		p->prop_len = p->val_len;
+	} else {
+		memcpy(p->prop, v, len);
+		p->prop_len = len;
 	}
 	free(best);
 
@@ -568,7 +596,7 @@ phase2:
 	 * then read every slot at that memory, abort on a higher promise.
 	 */
 	nops = 0;
-	ret = pmp_cell(p, b, b, p->val, p->val_len, &ops[nops++]);
+	ret = pmp_cell(p, b, b, p->prop, p->prop_len, &ops[nops++]);
 	if (ret)
 		return ret;
 	if (p->alg == SACRED_DISK_PAXOS)
@@ -577,10 +605,12 @@ phase2:
 	ret = sacred_rmem_chain(p->rm, ops, nops, (void *const *)p->bufs,
 				&res);
 	if (ret)
-		return ret;
+		return pmp_failed(p, &res, ret);
 	pmp_written(p);
 	p->mbal = b;
 	p->bal = b;
+	memcpy(p->val, p->prop, p->prop_len);
+	p->val_len = p->prop_len;
 	if (p->alg == SACRED_DISK_PAXOS) {
 		pmp_scan(p, &res, b, &higher, NULL, NULL, NULL);
 		if (higher) {

@@ -1250,6 +1250,42 @@ int sacred_rmem_read_among(struct sacred_rmem *rm, uint32_t region_id,
 	return ret;
 }
 
+/* A write that failed, maybe on a quorum all the same: lib/internal.h. */
+bool sacred_rmem_maybe_on_quorum(const struct sacred_rmem_result *res,
+				 unsigned int quorum, size_t cell)
+{
+	unsigned int i, surely_not = 0;
+
+	if (!res->nr_mems)
+		return false;	/* nothing was sent */
+	for (i = 0; i < res->nr_mems; i++) {
+		switch (res->status[i]) {
+		case -EACCES:
+			/*
+			 * A key refused mid-write may leave a multi-packet
+			 * cell placed in part - and valid, where the bytes
+			 * missing were the zeros both writes hold. One packet
+			 * (256 B: the smallest path MTU) is all or nothing.
+			 */
+			if (cell <= 256)
+				surely_not++;
+			break;
+		case -ENOTCONN:
+		case -EBUSY:
+		case -EAGAIN:
+		case -EPERM:
+		case -ENOENT:
+		case -ESTALE:
+		case -EINVAL:
+		case -ERANGE:
+		case -EMSGSIZE:
+			surely_not++;
+			break;
+		}
+	}
+	return res->nr_mems - surely_not >= quorum;
+}
+
 /**
  * sacred_rmem_change_perm() - changePermission on every memory
  * @rm: the handle

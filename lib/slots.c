@@ -16,7 +16,11 @@
  * A slot is two cells. A write goes into the cell that does not hold the
  * last write a quorum took, and the two swap roles only once the new write
  * is on a quorum: a write that is torn (its writer revoked or crashed in
- * the middle) or fails can never destroy the newest completed one. A read
+ * the middle) or fails can never destroy the newest completed one. A
+ * write that failed but may be on a quorum all the same (an
+ * acknowledgement lost: sacred_rmem_maybe_on_quorum()) may have been read
+ * as the newest: the slot is then unsure, and the next write first reads
+ * which cell a quorum holds, as at a reopen. A read
  * fetches both cells from a quorum and takes the newest valid cell of all.
  * (In a shared region this holds per writer only.)
  *
@@ -47,8 +51,10 @@
  * @writer: this process holds write access on a quorum
  * @seq: per slot, the last sequence number written or seen
  * @good: per slot, the cell holding the last write a quorum took
- * @unsure: per slot, for a writer that opened it again: which cell is
- *	@good cannot be told yet (slots_find_good()); no write until it can
+ * @unsure: per slot, for a writer that opened it again or whose last
+ *	write failed but may be on a quorum: which cell is @good must be
+ *	read from the memories first (slots_find_good()); no write until
+ *	it can be told
  * @bufs: per memory, a two-cell read buffer
  */
 struct sacred_slots {
@@ -318,6 +324,7 @@ bool sacred_slots_writer(const struct sacred_slots *s)
 int sacred_slots_write(struct sacred_slots *s, unsigned int slot,
 		       const void *data, size_t len)
 {
+	struct sacred_rmem_result res;
 	struct sacred_cell_view v;
 	uint64_t seq;
 	int ret;
@@ -351,9 +358,17 @@ int sacred_slots_write(struct sacred_slots *s, unsigned int slot,
 	ret = sacred_rmem_write(s->rm, s->region_id,
 				slot_offset(s, slot) +
 				(1 - s->good[slot]) * s->cell_size,
-				s->cell, s->cell_size, NULL);
+				s->cell, s->cell_size, &res);
 	if (!ret)
 		s->good[slot] = 1 - s->good[slot];
+	else if (sacred_rmem_maybe_on_quorum(&res, sacred_rmem_quorum(s->rm),
+					     s->cell_size))
+		/*
+		 * A reader may have seen it there: the next write into the
+		 * same cell, torn, would take it away. Which cell to keep is
+		 * read from the memories first.
+		 */
+		s->unsure[slot] = 1;
 	return ret;
 }
 
