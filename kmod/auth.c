@@ -10,9 +10,10 @@
  *
  * and a counter above the last one it accepted from p (no replay). The
  * check runs in the listener's connect-request handler, before a queue
- * pair exists for the connection. The key lives only in the instance and
- * is wiped when it is replaced or the instance goes; it is never logged or
- * sent back.
+ * pair exists for the connection, with HMAC transforms set up when the key
+ * was given (nothing is allocated per request). The key lives only in the
+ * instance's transform, freed when it is replaced or the instance goes;
+ * it is never logged or sent back.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -21,28 +22,62 @@
 #include <linux/string.h>
 #include "sacred.h"
 
-static int sacred_hmac(const u8 *key, unsigned int key_len,
-		       const void *a, unsigned int a_len,
-		       const void *b, unsigned int b_len, u8 *out)
+/* HMAC-SHA256 of @a || @b with @tfm's key into @out. */
+static int sacred_hmac(struct crypto_shash *tfm, const void *a,
+		       unsigned int a_len, const void *b, unsigned int b_len,
+		       u8 *out)
 {
-	struct crypto_shash *tfm;
+	SHASH_DESC_ON_STACK(desc, tfm);
 	int ret;
 
-	tfm = crypto_alloc_shash("hmac(sha256)", 0, 0);
-	if (IS_ERR(tfm))
-		return PTR_ERR(tfm);
-	ret = crypto_shash_setkey(tfm, key, key_len);
-	if (!ret) {
-		SHASH_DESC_ON_STACK(desc, tfm);
+	desc->tfm = tfm;
+	ret = crypto_shash_init(desc) ?:
+	      crypto_shash_update(desc, a, a_len) ?:
+	      crypto_shash_update(desc, b, b_len) ?:
+	      crypto_shash_final(desc, out);
+	shash_desc_zero(desc);
+	return ret;
+}
 
-		desc->tfm = tfm;
-		ret = crypto_shash_init(desc) ?:
-		      crypto_shash_update(desc, a, a_len) ?:
-		      crypto_shash_update(desc, b, b_len) ?:
-		      crypto_shash_final(desc, out);
-		shash_desc_zero(desc);
+static void sacred_auth_free(struct sacred_auth *auth)
+{
+	if (auth->master)
+		crypto_free_shash(auth->master);
+	if (auth->proc)
+		crypto_free_shash(auth->proc);
+	auth->master = NULL;
+	auth->proc = NULL;
+}
+
+/*
+ * The transforms of master key @key (@len bytes): one keyed with it, one
+ * for the per-process keys (keyed at each check). Allocated here, where
+ * sleeping is fine, and not in the connect-request handler, which runs
+ * on rdma_cm's workqueue under mem->lock.
+ */
+static int sacred_auth_new(struct sacred_auth *auth, const void *key,
+			   unsigned int len)
+{
+	int ret;
+
+	auth->master = crypto_alloc_shash("hmac(sha256)", 0, 0);
+	if (IS_ERR(auth->master)) {
+		ret = PTR_ERR(auth->master);
+		auth->master = NULL;
+		return ret;
 	}
-	crypto_free_shash(tfm);
+	auth->proc = crypto_alloc_shash("hmac(sha256)", 0, 0);
+	if (IS_ERR(auth->proc)) {
+		ret = PTR_ERR(auth->proc);
+		auth->proc = NULL;
+		goto err;
+	}
+	ret = crypto_shash_setkey(auth->master, key, len);
+	if (ret)
+		goto err;
+	return 0;
+err:
+	sacred_auth_free(auth);
 	return ret;
 }
 
@@ -52,21 +87,53 @@ static int sacred_hmac(const u8 *key, unsigned int key_len,
  * @key: SACRED_KEY_MIN..SACRED_KEY_MAX bytes, or NULL for no key
  * @len: bytes in @key
  *
- * Context: sacred_lock held; takes mem->lock.
- * Return: 0 or -EINVAL.
+ * The key itself is not kept: only the HMAC transform keyed with it.
+ *
+ * Context: sacred_lock held (or the instance not published yet); takes
+ * mem->lock.
+ * Return: 0, -EINVAL, or the error of setting up the transforms (the
+ * instance keeps its old key then).
  */
 int sacred_mem_set_key(struct sacred_mem *mem, const void *key,
 		       unsigned int len)
 {
+	struct sacred_auth auth = {}, old;
+	int ret;
+
 	if (key && (len < SACRED_KEY_MIN || len > SACRED_KEY_MAX))
 		return -EINVAL;
+	if (key) {
+		ret = sacred_auth_new(&auth, key, len);
+		if (ret)
+			return ret;
+	}
 	mutex_lock(&mem->lock);
-	memzero_explicit(mem->key, sizeof(mem->key));
-	mem->key_len = key ? len : 0;
-	if (key)
-		memcpy(mem->key, key, len);
+	old = mem->auth;
+	mem->auth = auth;
 	mutex_unlock(&mem->lock);
+	sacred_auth_free(&old);
 	return 0;
+}
+
+/**
+ * sacred_mem_keyed() - does an instance have a master key?
+ * @mem: the instance
+ *
+ * Context: mem->lock or sacred_lock held.
+ * Return: true if connecting processes must prove their keys.
+ */
+bool sacred_mem_keyed(const struct sacred_mem *mem)
+{
+	return mem->auth.master;
+}
+
+/**
+ * sacred_mem_drop_key() - free an instance's key transforms
+ * @mem: the instance, going away
+ */
+void sacred_mem_drop_key(struct sacred_mem *mem)
+{
+	sacred_auth_free(&mem->auth);
 }
 
 /**
@@ -97,10 +164,12 @@ bool sacred_auth_check(struct sacred_mem *mem,
 	if (!(le16_to_cpu(req->flags) & SACRED_CONN_F_PROOF) ||
 	    le64_to_cpu(req->counter) <= last)
 		return false;
-	if (sacred_hmac(mem->key, mem->key_len, plabel, sizeof(plabel) - 1,
+	/* mem->lock serialises the use (and the rekeying) of the transforms. */
+	if (sacred_hmac(mem->auth.master, plabel, sizeof(plabel) - 1,
 			&req->process_id, sizeof(req->process_id), pkey))
 		goto out;
-	if (sacred_hmac(pkey, sizeof(pkey), clabel, sizeof(clabel) - 1, &msg,
+	if (crypto_shash_setkey(mem->auth.proc, pkey, sizeof(pkey)) ||
+	    sacred_hmac(mem->auth.proc, clabel, sizeof(clabel) - 1, &msg,
 			sizeof(msg), mac))
 		goto out;
 	ok = !crypto_memneq(mac, req->mac, sizeof(mac));

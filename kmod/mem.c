@@ -166,14 +166,18 @@ int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
 	mem->mem_cap = mem_cap;
 	sacred_mem_charge(mem, sizeof(*mem));
 	mutex_init(&mem->lock);
-	/* Before the listener exists: no process ever gets in unproven. */
-	if (key) {
-		memcpy(mem->key, key, key_len);
-		mem->key_len = key_len;
-	}
 	xa_init_flags(&mem->regions, XA_FLAGS_ALLOC);
 	xa_init(&mem->peers);
 	INIT_LIST_HEAD(&mem->fenced);
+	/* Before the listener exists: no process ever gets in unproven. */
+	if (key) {
+		ret = sacred_mem_set_key(mem, key, key_len);
+		if (ret) {
+			NL_SET_ERR_MSG(extack,
+				       "cannot set up HMAC-SHA256 for the key");
+			goto err_free;
+		}
+	}
 
 	if (addr) {
 		memcpy(&mem->addr, addr, addr->sa_family == AF_INET6 ?
@@ -220,6 +224,7 @@ int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
 err_erase:
 	xa_erase(&sacred_mems, mem->id);
 err_free:
+	sacred_mem_drop_key(mem);
 	kfree_sensitive(mem);
 	return ret;
 }
@@ -294,7 +299,7 @@ void sacred_mem_destroy(struct sacred_mem *mem)
 		  kmalloc_size_roundup(sizeof(*mem)),
 		  atomic_read(&mem->nr_conns), atomic_read(&mem->nr_mrs),
 		  (long long)atomic64_read(&mem->mr_pages));
-	memzero_explicit(mem->key, sizeof(mem->key));
+	sacred_mem_drop_key(mem);
 	xa_erase(&sacred_mems, mem->id);
 	sacred_mem_gen++;
 	kfree(mem);

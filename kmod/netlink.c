@@ -271,7 +271,7 @@ static int sacred_nl_mem_fill(struct sk_buff *skb, struct sacred_mem *mem,
 	    nla_put_u64_64bit(skb, SACRED_ATTR_MEM_MEM_USED, mem->mem_used,
 			      SACRED_ATTR_PAD) ||
 	    nla_put_u32(skb, SACRED_ATTR_MEM_NR_REGIONS, mem->nr_regions) ||
-	    nla_put_u8(skb, SACRED_ATTR_MEM_KEYED, !!mem->key_len) ||
+	    nla_put_u8(skb, SACRED_ATTR_MEM_KEYED, sacred_mem_keyed(mem)) ||
 	    nla_put_u64_64bit(skb, SACRED_ATTR_MEM_META_BYTES,
 			      atomic64_read(&mem->meta), SACRED_ATTR_PAD) ||
 	    nla_put_u32(skb, SACRED_ATTR_MEM_NR_PEERS,
@@ -485,6 +485,16 @@ static int sacred_nl_mem_set_doit(struct sk_buff *skb, struct genl_info *info)
 		ret = -EBUSY;
 		goto out_unlock;
 	}
+	/* The key first: the one step that may fail for want of memory. */
+	if (key) {
+		ret = sacred_mem_set_key(mem, nla_len(key) ? nla_data(key) : NULL,
+					 nla_len(key));
+		if (ret) {
+			NL_SET_ERR_MSG_ATTR(info->extack, key,
+					    "cannot set up HMAC-SHA256 for the key");
+			goto out_unlock;
+		}
+	}
 	if (state) {
 		ret = sacred_mem_set_state(mem, nla_get_u8(state),
 					   info->extack);
@@ -493,9 +503,6 @@ static int sacred_nl_mem_set_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (cap)
 		mem->mem_cap = nla_get_u64(cap);
-	if (key)
-		sacred_mem_set_key(mem, nla_len(key) ? nla_data(key) : NULL,
-				   nla_len(key));
 	sacred_nl_notify_mem(mem, SACRED_CMD_MEM_SET);
 	sacred_nl_mem_reply(mem, SACRED_CMD_MEM_SET, info);
 out_unlock:

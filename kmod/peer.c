@@ -997,7 +997,7 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 		return sacred_peer_reject(cm_id, SACRED_REJ_DOWN);
 	}
 	/* Proven before anything is allocated for the process. */
-	if (mem->key_len) {
+	if (sacred_mem_keyed(mem)) {
 		peer = sacred_peer_get(mem, pid, false);
 		if (!sacred_auth_check(mem, &req, peer ? peer->last_counter : 0)) {
 			mutex_unlock(&mem->lock);
@@ -1014,7 +1014,7 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 	 * refused as a duplicate: replayed after the probe below released
 	 * the old connection, it would let its sender in as this process.
 	 */
-	if (mem->key_len)
+	if (sacred_mem_keyed(mem))
 		peer->last_counter = le64_to_cpu(req.counter);
 	if (peer->conn) {
 		/* Still there? If not, a later attempt gets through. */

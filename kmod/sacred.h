@@ -76,6 +76,18 @@ struct sacred_dev {
 	struct ib_device *ibdev;
 };
 
+struct crypto_shash;
+
+/**
+ * struct sacred_auth - an instance's master key, as HMAC transforms
+ * @master: HMAC-SHA256 keyed with the master key
+ * @proc: HMAC-SHA256 keyed, at each check, with the process's key
+ */
+struct sacred_auth {
+	struct crypto_shash *master;
+	struct crypto_shash *proc;
+};
+
 /**
  * struct sacred_mem - a memory instance
  * @id: host-unique id, the key of the instance table
@@ -88,8 +100,8 @@ struct sacred_dev {
  * @mem_cap: bytes of region memory the instance may allocate
  * @mem_used: bytes of region memory allocated
  * @nr_regions: number of regions
- * @key: master key (auth.c), @key_len bytes; none when @key_len is 0
- * @key_len: bytes in @key
+ * @auth: HMAC transforms of the master key (auth.c); none when
+ *	@auth.master is NULL
  * @lock: see the locking rules above
  * @peers: processes known to the instance, by process id (under @lock)
  * @nr_peers: entries in @peers (under @lock; at most SACRED_MAX_PEERS)
@@ -116,8 +128,7 @@ struct sacred_mem {
 	u64 mem_cap;
 	u64 mem_used;
 	u32 nr_regions;
-	u8 key[SACRED_KEY_MAX];
-	u32 key_len;
+	struct sacred_auth auth;
 	struct mutex lock;	/* see "Locking" above */
 	struct xarray peers;
 	u32 nr_peers;
@@ -298,6 +309,8 @@ extern unsigned int sacred_region_gen;
 /* auth.c */
 int sacred_mem_set_key(struct sacred_mem *mem, const void *key,
 		       unsigned int len);
+bool sacred_mem_keyed(const struct sacred_mem *mem);
+void sacred_mem_drop_key(struct sacred_mem *mem);
 bool sacred_auth_check(struct sacred_mem *mem,
 		       const struct sacred_wire_conn_req *req, u64 last);
 
