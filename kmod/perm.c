@@ -112,15 +112,15 @@ static void sacred_wait_init(struct sacred_wait *w)
 /*
  * Wait for a posted work request: every one completes, or is flushed -
  * at the latest once its QP is in the error state, where the fence puts
- * it after SACRED_WR_TIMEOUT_MS. @w lives on the caller's stack: never
- * return before its completion ran.
+ * it at @deadline (jiffies). @w lives on the caller's stack: never return
+ * before its completion ran.
  */
-static int sacred_wait(struct sacred_wait *w)
+static int sacred_wait_until(struct sacred_wait *w, unsigned long deadline)
 {
 	struct sacred_conn *conn = w->conn;
+	long left = time_after(deadline, jiffies) ? deadline - jiffies : 0;
 
-	if (!wait_for_completion_timeout(&w->done,
-					 msecs_to_jiffies(SACRED_WR_TIMEOUT_MS))) {
+	if (!wait_for_completion_timeout(&w->done, left)) {
 		pr_warn_ratelimited("process %u: a work request on its QP is still pending after %u ms: fencing its connection\n",
 				    sacred_conn_peer(conn)->process_id,
 				    SACRED_WR_TIMEOUT_MS);
@@ -128,6 +128,13 @@ static int sacred_wait(struct sacred_wait *w)
 		wait_for_completion(&w->done);
 	}
 	return w->status == IB_WC_SUCCESS ? 0 : -EIO;
+}
+
+/* sacred_wait_until() SACRED_WR_TIMEOUT_MS from now. */
+static int sacred_wait(struct sacred_wait *w)
+{
+	return sacred_wait_until(w, jiffies +
+				 msecs_to_jiffies(SACRED_WR_TIMEOUT_MS));
 }
 
 static int ib_access_of(u32 access)
@@ -379,8 +386,8 @@ static int sacred_perm_settle(struct sacred_region *region,
 {
 	struct sacred_acl_entry *e;
 	struct sacred_wait reg_w;
+	unsigned long pid, deadline;
 	unsigned int n = 0, i;
-	unsigned long pid;
 	int ret = 0;
 
 	xa_for_each(&region->acl, pid, e) {
@@ -412,8 +419,13 @@ static int sacred_perm_settle(struct sacred_region *region,
 				  !(op->fence && sacred_conn_probing(conn)) &&
 				  !sacred_grant_post_inv(grant, conn, &op->w);
 	}
+	/*
+	 * One deadline for the round: k losers that answer nothing cost one
+	 * SACRED_WR_TIMEOUT_MS, not k of them, while the instance is locked.
+	 */
+	deadline = jiffies + msecs_to_jiffies(SACRED_WR_TIMEOUT_MS);
 	for (i = 0; i < n; i++)
-		if (ops[i].invalidated && sacred_wait(&ops[i].w))
+		if (ops[i].invalidated && sacred_wait_until(&ops[i].w, deadline))
 			ops[i].invalidated = false;
 
 	for (i = 0; i < n; i++)
