@@ -82,36 +82,83 @@ err:
 }
 
 /**
+ * sacred_auth_prepare() - the transforms of a master key, not yet in use
+ * @auth: gets them (all NULL for @key NULL: no key)
+ * @key: SACRED_KEY_MIN..SACRED_KEY_MAX bytes, or NULL for no key
+ * @len: bytes in @key
+ *
+ * The one step of setting a key that may fail: callers prepare first,
+ * change nothing else if it fails, and hand the result to
+ * sacred_mem_swap_key() or sacred_auth_release().
+ *
+ * Context: may sleep.
+ * Return: 0, -EINVAL, or the error of setting up the transforms.
+ */
+int sacred_auth_prepare(struct sacred_auth *auth, const void *key,
+			unsigned int len)
+{
+	*auth = (struct sacred_auth){};
+	if (!key)
+		return 0;
+	if (len < SACRED_KEY_MIN || len > SACRED_KEY_MAX)
+		return -EINVAL;
+	return sacred_auth_new(auth, key, len);
+}
+
+/**
+ * sacred_auth_release() - free transforms sacred_auth_prepare() made
+ * @auth: the transforms; NULL members are fine
+ */
+void sacred_auth_release(struct sacred_auth *auth)
+{
+	sacred_auth_free(auth);
+}
+
+/**
+ * sacred_mem_swap_key() - swap an instance's key transforms with @auth
+ * @mem: the instance
+ * @auth: from sacred_auth_prepare(); gets the instance's old transforms,
+ *	which the caller releases (sacred_auth_release()) - or swaps back
+ *
+ * The key itself is not kept: only the HMAC transform keyed with it.
+ *
+ * Context: takes mem->lock.
+ */
+void sacred_mem_swap_key(struct sacred_mem *mem, struct sacred_auth *auth)
+{
+	struct sacred_auth old;
+
+	mutex_lock(&mem->lock);
+	old = mem->auth;
+	mem->auth = *auth;
+	mutex_unlock(&mem->lock);
+	*auth = old;
+}
+
+/**
  * sacred_mem_set_key() - give an instance a master key, or take it away
  * @mem: the instance
  * @key: SACRED_KEY_MIN..SACRED_KEY_MAX bytes, or NULL for no key
  * @len: bytes in @key
  *
- * The key itself is not kept: only the HMAC transform keyed with it.
+ * sacred_auth_prepare(), sacred_mem_swap_key() and the release of the old
+ * transforms in one.
  *
- * Context: sacred_lock held (or the instance not published yet); takes
- * mem->lock.
+ * Context: takes mem->lock; may sleep.
  * Return: 0, -EINVAL, or the error of setting up the transforms (the
  * instance keeps its old key then).
  */
 int sacred_mem_set_key(struct sacred_mem *mem, const void *key,
 		       unsigned int len)
 {
-	struct sacred_auth auth = {}, old;
+	struct sacred_auth auth;
 	int ret;
 
-	if (key && (len < SACRED_KEY_MIN || len > SACRED_KEY_MAX))
-		return -EINVAL;
-	if (key) {
-		ret = sacred_auth_new(&auth, key, len);
-		if (ret)
-			return ret;
-	}
-	mutex_lock(&mem->lock);
-	old = mem->auth;
-	mem->auth = auth;
-	mutex_unlock(&mem->lock);
-	sacred_auth_free(&old);
+	ret = sacred_auth_prepare(&auth, key, len);
+	if (ret)
+		return ret;
+	sacred_mem_swap_key(mem, &auth);
+	sacred_auth_release(&auth);
 	return 0;
 }
 

@@ -458,6 +458,7 @@ static int sacred_nl_mem_set_doit(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr *state = info->attrs[SACRED_ATTR_MEM_STATE];
 	struct nlattr *cap = info->attrs[SACRED_ATTR_MEM_MEM_CAP];
 	struct nlattr *key = info->attrs[SACRED_ATTR_MEM_KEY];
+	struct sacred_auth auth = {};
 	struct sacred_mem *mem;
 	int ret = 0;
 
@@ -485,22 +486,32 @@ static int sacred_nl_mem_set_doit(struct sk_buff *skb, struct genl_info *info)
 		ret = -EBUSY;
 		goto out_unlock;
 	}
-	/* The key first: the one step that may fail for want of memory. */
+	/*
+	 * The key first - the one step that may fail for want of memory,
+	 * and in place before an instance brought up listens - and swapped
+	 * back if the state change fails: a failed command changes nothing.
+	 */
 	if (key) {
-		ret = sacred_mem_set_key(mem, nla_len(key) ? nla_data(key) : NULL,
-					 nla_len(key));
+		ret = sacred_auth_prepare(&auth, nla_len(key) ?
+					  nla_data(key) : NULL, nla_len(key));
 		if (ret) {
 			NL_SET_ERR_MSG_ATTR(info->extack, key,
 					    "cannot set up HMAC-SHA256 for the key");
 			goto out_unlock;
 		}
+		sacred_mem_swap_key(mem, &auth);
 	}
 	if (state) {
 		ret = sacred_mem_set_state(mem, nla_get_u8(state),
 					   info->extack);
-		if (ret)
+		if (ret) {
+			if (key)
+				sacred_mem_swap_key(mem, &auth);
+			sacred_auth_release(&auth);
 			goto out_unlock;
+		}
 	}
+	sacred_auth_release(&auth);	/* the old key's, if any */
 	if (cap)
 		mem->mem_cap = nla_get_u64(cap);
 	sacred_nl_notify_mem(mem, SACRED_CMD_MEM_SET);

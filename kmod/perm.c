@@ -118,7 +118,8 @@ static void sacred_wait_init(struct sacred_wait *w)
 static int sacred_wait_until(struct sacred_wait *w, unsigned long deadline)
 {
 	struct sacred_conn *conn = w->conn;
-	long left = time_after(deadline, jiffies) ? deadline - jiffies : 0;
+	unsigned long now = jiffies;
+	long left = time_after(deadline, now) ? deadline - now : 0;
 
 	if (!wait_for_completion_timeout(&w->done, left)) {
 		pr_warn_ratelimited("process %u: a work request on its QP is still pending after %u ms: fencing its connection\n",

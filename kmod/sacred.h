@@ -307,6 +307,10 @@ void sacred_region_destroy_all(struct sacred_mem *mem);
 extern unsigned int sacred_region_gen;
 
 /* auth.c */
+int sacred_auth_prepare(struct sacred_auth *auth, const void *key,
+			unsigned int len);
+void sacred_auth_release(struct sacred_auth *auth);
+void sacred_mem_swap_key(struct sacred_mem *mem, struct sacred_auth *auth);
 int sacred_mem_set_key(struct sacred_mem *mem, const void *key,
 		       unsigned int len);
 bool sacred_mem_keyed(const struct sacred_mem *mem);
