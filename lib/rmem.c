@@ -45,6 +45,8 @@
 
 #define RMEM_MAX_IO_DEFAULT	4096
 #define RMEM_TIMEOUT_DEFAULT	2000
+/* Every memory of the handle, as a mask of those a call asks. */
+#define RMEM_ALL		UINT32_MAX
 
 /**
  * struct rmem_region - a region the handle attached
@@ -75,8 +77,6 @@ struct rmem_region {
  *	time, and every memory checked against their tags
  * @nr_regions: entries in @regions
  * @max_regions: room in @regions
- * @among: the memories calls go to (bit i: memory i); all but during
- *	sacred_rmem_read_among()
  * @perm_seq: per memory, the call whose changePermission there was still
  *	unanswered when the call returned (0: none). Until its answer comes,
  *	the memory sits out later calls: the key an operation would carry
@@ -96,7 +96,6 @@ struct sacred_rmem {
 	struct rmem_region *regions;
 	unsigned int nr_regions;
 	unsigned int max_regions;
-	uint32_t among;
 	uint64_t perm_seq[SACRED_RMEM_MAX];
 	/* Memories never reached: their connection, until it connects. */
 	struct sacred_conn *pending[SACRED_RMEM_MAX];
@@ -164,7 +163,6 @@ int sacred_rmem_create(const struct sacred_rmem_attr *attr,
 	rm->nr_mems = attr->nr_mems;
 	rm->quorum = attr->nr_mems / 2 + 1;
 	rm->max_io = attr->max_io ?: RMEM_MAX_IO_DEFAULT;
-	rm->among = UINT32_MAX;
 
 	for (i = 0; i < rm->nr_mems; i++) {
 		const struct sacred_rmem_member *m = &attr->mems[i];
@@ -704,11 +702,12 @@ rmem_batch_result(struct sacred_rmem *rm, unsigned int i,
  * until a quorum succeeded, a quorum can no longer succeed, everyone
  * answered (@all), or the slowest memory's timeouts passed. READs land in
  * the handle's buffer of each memory and are copied to @bufs[i] for
- * memories that succeed.
+ * memories that succeed. Only the memories in @ask (bit i: memory i) are
+ * asked; the others count as failed (-ENOTCONN).
  */
 static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
 		    unsigned int nops, void *const *bufs, bool all, bool batch,
-		    struct sacred_rmem_result *res)
+		    uint32_t ask, struct sacred_rmem_result *res)
 {
 	struct sacred_rmem_result local;
 	unsigned int i, k, failed = 0, ok = 0, waiting = 0;
@@ -731,7 +730,7 @@ static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
 	for (i = 0; i < rm->nr_mems; i++) {
 		res->status[i] = -ENOTCONN;
 		rmem_reap(rm, i);
-		if (!(rm->among & (1U << i))) {
+		if (!(ask & (1U << i))) {
 			/* Not asked (sacred_rmem_read_among()). */
 			failed++;
 			continue;
@@ -900,7 +899,7 @@ int sacred_rmem_chain(struct sacred_rmem *rm, const struct sacred_io *ops,
 		for (k = 0; k < rm->nr_mems; k++)
 			if (!bufs[k])
 				return -EINVAL;
-	return rmem_run(rm, ops, nops, bufs, false, false, res);
+	return rmem_run(rm, ops, nops, bufs, false, false, RMEM_ALL, res);
 }
 
 /**
@@ -954,7 +953,7 @@ int sacred_rmem_batch(struct sacred_rmem *rm, const struct sacred_io *ops,
 	for (k = 0; reads && k < rm->nr_mems; k++)
 		if (!bufs[k])
 			return -EINVAL;
-	return rmem_run(rm, ops, nops, bufs, false, true, res);
+	return rmem_run(rm, ops, nops, bufs, false, true, RMEM_ALL, res);
 }
 
 /*
@@ -1196,7 +1195,30 @@ int sacred_rmem_write(struct sacred_rmem *rm, uint32_t region_id,
 		return -EINVAL;
 	if (len > rm->max_io)
 		return -EMSGSIZE;
-	return rmem_run(rm, &io, 1, NULL, false, false, res);
+	return rmem_run(rm, &io, 1, NULL, false, false, RMEM_ALL, res);
+}
+
+/* sacred_rmem_read() of the memories in @ask only. */
+static int rmem_read(struct sacred_rmem *rm, uint32_t region_id,
+		     uint64_t offset, void *const *bufs, size_t len, bool all,
+		     uint32_t ask, struct sacred_rmem_result *res)
+{
+	struct sacred_io io = {
+		.opcode = SACRED_IO_READ,
+		.region_id = region_id,
+		.offset = offset,
+		.len = len,
+	};
+	unsigned int i;
+
+	if (!rm || !bufs)
+		return -EINVAL;
+	if (len > rm->max_io)
+		return -EMSGSIZE;
+	for (i = 0; i < rm->nr_mems; i++)
+		if (!bufs[i] && len)
+			return -EINVAL;
+	return rmem_run(rm, &io, 1, bufs, all, false, ask, res);
 }
 
 /**
@@ -1217,22 +1239,7 @@ int sacred_rmem_read(struct sacred_rmem *rm, uint32_t region_id,
 		     uint64_t offset, void *const *bufs, size_t len, bool all,
 		     struct sacred_rmem_result *res)
 {
-	struct sacred_io io = {
-		.opcode = SACRED_IO_READ,
-		.region_id = region_id,
-		.offset = offset,
-		.len = len,
-	};
-	unsigned int i;
-
-	if (!rm || !bufs)
-		return -EINVAL;
-	if (len > rm->max_io)
-		return -EMSGSIZE;
-	for (i = 0; i < rm->nr_mems; i++)
-		if (!bufs[i] && len)
-			return -EINVAL;
-	return rmem_run(rm, &io, 1, bufs, all, false, res);
+	return rmem_read(rm, region_id, offset, bufs, len, all, RMEM_ALL, res);
 }
 
 /* A quorum read of the memories in @mask only: lib/internal.h. */
@@ -1240,19 +1247,13 @@ int sacred_rmem_read_among(struct sacred_rmem *rm, uint32_t region_id,
 			   uint64_t offset, void *const *bufs, size_t len,
 			   uint32_t mask, struct sacred_rmem_result *res)
 {
-	int ret;
-
-	if (!rm)
-		return -EINVAL;
-	rm->among = mask;
-	ret = sacred_rmem_read(rm, region_id, offset, bufs, len, false, res);
-	rm->among = UINT32_MAX;
-	return ret;
+	return rmem_read(rm, region_id, offset, bufs, len, false, mask, res);
 }
 
 /* A write that failed, maybe on a quorum all the same: lib/internal.h. */
-bool sacred_rmem_maybe_on_quorum(const struct sacred_rmem_result *res,
-				 unsigned int quorum, size_t cell)
+bool sacred_rmem_maybe_on_quorum(const struct sacred_rmem *rm,
+				 const struct sacred_rmem_result *res,
+				 size_t cell)
 {
 	unsigned int i, surely_not = 0;
 
@@ -1283,7 +1284,7 @@ bool sacred_rmem_maybe_on_quorum(const struct sacred_rmem_result *res,
 			break;
 		}
 	}
-	return res->nr_mems - surely_not >= quorum;
+	return res->nr_mems - surely_not >= rm->quorum;
 }
 
 /**
@@ -1307,5 +1308,5 @@ int sacred_rmem_change_perm(struct sacred_rmem *rm,
 
 	if (!rm || !req)
 		return -EINVAL;
-	return rmem_run(rm, &io, 1, NULL, false, false, res);
+	return rmem_run(rm, &io, 1, NULL, false, false, RMEM_ALL, res);
 }
