@@ -105,8 +105,8 @@ int sacred_rmem_read_among(struct sacred_rmem *rm, uint32_t region_id,
 			   uint32_t mask, struct sacred_rmem_result *res);
 
 /*
- * lib/rmem.c: after a write (of @cell bytes, or a chain with one) that
- * failed, per @res: whether it may sit, complete, on a quorum all the
+ * lib/rmem.c: after a write (of @cell bytes, or a chain with one) on @rm
+ * that failed, per @res: whether it may sit, complete, on a quorum all the
  * same - unless enough memories surely did not take it: never sent there
  * (down, sitting out, refused at the post, another incarnation), or
  * refused by the memory in one packet (a revoked key; a multi-packet cell
@@ -116,8 +116,9 @@ int sacred_rmem_read_among(struct sacred_rmem *rm, uint32_t region_id,
  * the writer's next write must not go blind into the cell that write used
  * (lib/log.c, lib/slots.c, lib/pmp.c mark it unsure).
  */
-bool sacred_rmem_maybe_on_quorum(const struct sacred_rmem_result *res,
-				 unsigned int quorum, size_t cell);
+bool sacred_rmem_maybe_on_quorum(const struct sacred_rmem *rm,
+				 const struct sacred_rmem_result *res,
+				 size_t cell);
 
 /* lib/rmem.c: revive without waiting for memories that answer nothing. */
 int sacred_rmem_revive_lazy(struct sacred_rmem *rm);

@@ -459,8 +459,7 @@ static int log_write_entry(struct sacred_log *l, uint64_t i, uint64_t bal,
 	free(payload);
 	l->stats.round_trips++;
 	/* Maybe on a quorum, maybe delivered: not to be written over blind. */
-	if (ret && sacred_rmem_maybe_on_quorum(&res,
-					       sacred_rmem_quorum(l->a.rm),
+	if (ret && sacred_rmem_maybe_on_quorum(l->a.rm, &res,
 					       l->lay.entry_cell))
 		l->good[log_slot(l, i)] = LOG_CELL_UNSURE;
 	return ret;

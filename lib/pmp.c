@@ -236,8 +236,7 @@ static void pmp_written(struct sacred_pmp *p)
 static int pmp_failed(struct sacred_pmp *p,
 		      const struct sacred_rmem_result *res, int ret)
 {
-	if (sacred_rmem_maybe_on_quorum(res, sacred_rmem_quorum(p->rm),
-					p->cell_size))
+	if (sacred_rmem_maybe_on_quorum(p->rm, res, p->cell_size))
 		p->unsure = true;
 	return ret;
 }

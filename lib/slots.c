@@ -361,8 +361,7 @@ int sacred_slots_write(struct sacred_slots *s, unsigned int slot,
 				s->cell, s->cell_size, &res);
 	if (!ret)
 		s->good[slot] = 1 - s->good[slot];
-	else if (sacred_rmem_maybe_on_quorum(&res, sacred_rmem_quorum(s->rm),
-					     s->cell_size))
+	else if (sacred_rmem_maybe_on_quorum(s->rm, &res, s->cell_size))
 		/*
 		 * A reader may have seen it there: the next write into the
 		 * same cell, torn, would take it away. Which cell to keep is
