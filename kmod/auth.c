@@ -39,7 +39,12 @@ static int sacred_hmac(struct crypto_shash *tfm, const void *a,
 	return ret;
 }
 
-static void sacred_auth_free(struct sacred_auth *auth)
+/**
+ * sacred_auth_release() - free an instance's key transforms, or those
+ * sacred_auth_prepare() made
+ * @auth: the transforms; NULL members are fine; left empty
+ */
+void sacred_auth_release(struct sacred_auth *auth)
 {
 	if (auth->master)
 		crypto_free_shash(auth->master);
@@ -77,7 +82,7 @@ static int sacred_auth_new(struct sacred_auth *auth, const void *key,
 		goto err;
 	return 0;
 err:
-	sacred_auth_free(auth);
+	sacred_auth_release(auth);
 	return ret;
 }
 
@@ -103,15 +108,6 @@ int sacred_auth_prepare(struct sacred_auth *auth, const void *key,
 	if (len < SACRED_KEY_MIN || len > SACRED_KEY_MAX)
 		return -EINVAL;
 	return sacred_auth_new(auth, key, len);
-}
-
-/**
- * sacred_auth_release() - free transforms sacred_auth_prepare() made
- * @auth: the transforms; NULL members are fine
- */
-void sacred_auth_release(struct sacred_auth *auth)
-{
-	sacred_auth_free(auth);
 }
 
 /**
@@ -172,15 +168,6 @@ int sacred_mem_set_key(struct sacred_mem *mem, const void *key,
 bool sacred_mem_keyed(const struct sacred_mem *mem)
 {
 	return mem->auth.master;
-}
-
-/**
- * sacred_mem_drop_key() - free an instance's key transforms
- * @mem: the instance, going away
- */
-void sacred_mem_drop_key(struct sacred_mem *mem)
-{
-	sacred_auth_free(&mem->auth);
 }
 
 /**

@@ -224,7 +224,7 @@ int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
 err_erase:
 	xa_erase(&sacred_mems, mem->id);
 err_free:
-	sacred_mem_drop_key(mem);
+	sacred_auth_release(&mem->auth);
 	kfree_sensitive(mem);
 	return ret;
 }
@@ -299,7 +299,7 @@ void sacred_mem_destroy(struct sacred_mem *mem)
 		  kmalloc_size_roundup(sizeof(*mem)),
 		  atomic_read(&mem->nr_conns), atomic_read(&mem->nr_mrs),
 		  (long long)atomic64_read(&mem->mr_pages));
-	sacred_mem_drop_key(mem);
+	sacred_auth_release(&mem->auth);
 	xa_erase(&sacred_mems, mem->id);
 	sacred_mem_gen++;
 	kfree(mem);

@@ -314,7 +314,6 @@ void sacred_mem_swap_key(struct sacred_mem *mem, struct sacred_auth *auth);
 int sacred_mem_set_key(struct sacred_mem *mem, const void *key,
 		       unsigned int len);
 bool sacred_mem_keyed(const struct sacred_mem *mem);
-void sacred_mem_drop_key(struct sacred_mem *mem);
 bool sacred_auth_check(struct sacred_mem *mem,
 		       const struct sacred_wire_conn_req *req, u64 last);
 
