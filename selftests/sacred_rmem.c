@@ -269,6 +269,28 @@ static int remake(struct sacred_ctrl *ctrl, struct sacred_mem_info *mem,
 }
 
 /*
+ * Memory 2, back and connected again on B's handle, holds another
+ * incarnation of the region: revived, it is up, and B's changePermission
+ * and write of @v go through on memories 0 and 1 without it (-ESTALE).
+ */
+static void connected_but_left_out(struct __test_metadata *_metadata,
+				   FIXTURE_DATA(rmem) *self, uint64_t v)
+{
+	struct sacred_perm_req req = { .region_id = REGION, .access = RW };
+	struct sacred_rmem_result res;
+
+	EXPECT_EQ(3, sacred_rmem_revive(self->b));
+	EXPECT_EQ(7, sacred_rmem_up(self->b));
+	ASSERT_EQ(0, sacred_rmem_change_perm(self->b, &req, &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(-ESTALE, res.status[2]);
+	ASSERT_EQ(0, sacred_rmem_write(self->b, REGION, 0, &v, sizeof(v),
+				       &res));
+	EXPECT_EQ(3, res.ok);
+	EXPECT_EQ(-ESTALE, res.status[2]);
+}
+
+/*
  * A process that attaches for the first time - nothing cached - finds a
  * memory whose region was made again (another tag): a quorum shares the
  * region's tag, so that memory is left out, and stays out across its
@@ -321,9 +343,7 @@ TEST_F(rmem, first_attach_leaves_out_a_memory_that_forgot)
  */
 TEST_F(rmem, memory_first_met_by_a_change_perm_is_checked)
 {
-	struct sacred_perm_req req = { .region_id = REGION, .access = RW };
 	struct sacred_rmem_result res;
-	uint64_t v = 15;
 
 	ASSERT_EQ(0, rmem_anew(&self->b, self->mem, NR_MEMS, PROC_B));
 	ASSERT_EQ(0, mem_state(self->ctrl, &self->mem[2], SACRED_MEM_DOWN));
@@ -332,15 +352,7 @@ TEST_F(rmem, memory_first_met_by_a_change_perm_is_checked)
 	TH_LOG("memory 2 down at the attach: status %d", res.status[2]);
 	ASSERT_EQ(0, remake(self->ctrl, self->mem, 2, 0));
 	ASSERT_EQ(0, mem_state(self->ctrl, &self->mem[2], SACRED_MEM_UP));
-	EXPECT_EQ(3, sacred_rmem_revive(self->b));
-	EXPECT_EQ(7, sacred_rmem_up(self->b));
-	ASSERT_EQ(0, sacred_rmem_change_perm(self->b, &req, &res));
-	EXPECT_EQ(3, res.ok);
-	EXPECT_EQ(-ESTALE, res.status[2]);
-	ASSERT_EQ(0, sacred_rmem_write(self->b, REGION, 0, &v, sizeof(v),
-				       &res));
-	EXPECT_EQ(3, res.ok);
-	EXPECT_EQ(-ESTALE, res.status[2]);
+	connected_but_left_out(_metadata, self, 15);
 }
 
 /*
@@ -380,8 +392,6 @@ TEST_F(rmem, attach_without_a_quorum_of_one_incarnation_is_refused)
  */
 TEST_F(rmem, memory_connected_late_with_another_incarnation_is_left_out)
 {
-	struct sacred_perm_req req = { .region_id = REGION, .access = RW };
-	uint64_t v = 14;
 	struct sacred_rmem_result res;
 
 	ASSERT_EQ(0, remake(self->ctrl, self->mem, 2, 0));
@@ -391,15 +401,7 @@ TEST_F(rmem, memory_connected_late_with_another_incarnation_is_left_out)
 	ASSERT_EQ(0, sacred_rmem_attach(self->b, REGION, &res));
 	EXPECT_EQ(3, res.ok);
 	ASSERT_EQ(0, mem_state(self->ctrl, &self->mem[2], SACRED_MEM_UP));
-	EXPECT_EQ(3, sacred_rmem_revive(self->b));
-	EXPECT_EQ(7, sacred_rmem_up(self->b));
-	ASSERT_EQ(0, sacred_rmem_change_perm(self->b, &req, &res));
-	EXPECT_EQ(3, res.ok);
-	EXPECT_EQ(-ESTALE, res.status[2]);
-	ASSERT_EQ(0, sacred_rmem_write(self->b, REGION, 0, &v, sizeof(v),
-				       &res));
-	EXPECT_EQ(3, res.ok);
-	EXPECT_EQ(-ESTALE, res.status[2]);
+	connected_but_left_out(_metadata, self, 14);
 }
 
 /*
