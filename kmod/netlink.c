@@ -1057,12 +1057,15 @@ out_unlock:
  * sacred_nl_notify_perm() - announce a permission change or a refusal
  * @region: the region
  * @chg: the request
- * @reason: 0 if it was applied, else why the policy refused it
+ * @reason: 0 if the policy accepted it, else why it refused it
+ * @err: 0, or the negative errno of an accepted change that could not be
+ *	applied in full
  *
  * Context: mem->lock held (so it builds no ACL).
  */
 void sacred_nl_notify_perm(struct sacred_region *region,
-			   const struct sacred_perm_change *chg, u32 reason)
+			   const struct sacred_perm_change *chg, u32 reason,
+			   int err)
 {
 	struct sk_buff *msg;
 	void *hdr;
@@ -1085,7 +1088,8 @@ void sacred_nl_notify_perm(struct sacred_region *region,
 			      SACRED_ATTR_PAD) ||
 	    nla_put_u32(msg, SACRED_ATTR_TARGET, chg->target) ||
 	    nla_put_u32(msg, SACRED_ATTR_REGION_EPOCH, region->epoch) ||
-	    (reason && nla_put_u32(msg, SACRED_ATTR_REFUSE_REASON, reason))) {
+	    (reason && nla_put_u32(msg, SACRED_ATTR_REFUSE_REASON, reason)) ||
+	    (err && nla_put_u32(msg, SACRED_ATTR_PERM_ERROR, -err))) {
 		nlmsg_free(msg);
 		return;
 	}

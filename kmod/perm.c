@@ -525,7 +525,8 @@ static int sacred_perm_apply(struct sacred_region *region,
  *
  * A refused request changes nothing. An accepted one is applied before
  * this returns: revocations fenced, the requester's new access registered
- * on @chg->via, the epoch bumped, and an event sent.
+ * on @chg->via, the epoch bumped, and an event sent (saying so when it
+ * could not be applied in full).
  *
  * Context: mem->lock held.
  * Return: 0, or a negative errno if the change could not be applied in
@@ -545,7 +546,7 @@ int sacred_perm_change(struct sacred_region *region,
 	*reason = sacred_policy_decide(region, chg);
 	if (!*reason)
 		ret = sacred_perm_apply(region, ops, chg->via, chg->requester);
-	sacred_nl_notify_perm(region, chg, *reason);
+	sacred_nl_notify_perm(region, chg, *reason, ret);
 	kvfree(ops);
 	return ret;
 }

@@ -182,6 +182,7 @@ static const struct nla_policy sacred_policy[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_MEM_NR_MRS] = { .type = NLA_U32 },
 	[SACRED_ATTR_MEM_MR_PAGES] = { .type = NLA_U64 },
 	[SACRED_ATTR_REGION_TAG] = { .type = NLA_U64 },
+	[SACRED_ATTR_PERM_ERROR] = { .type = NLA_U32 },
 };
 
 static const char *const sacred_attr_names[SACRED_ATTR_MAX + 1] = {
@@ -234,6 +235,7 @@ static const char *const sacred_attr_names[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_MEM_NR_MRS] = "MEM_NR_MRS",
 	[SACRED_ATTR_MEM_MR_PAGES] = "MEM_MR_PAGES",
 	[SACRED_ATTR_REGION_TAG] = "REGION_TAG",
+	[SACRED_ATTR_PERM_ERROR] = "PERM_ERROR",
 };
 
 static const struct nla_policy extack_policy[EXTACK_MAX + 1] = {
@@ -1633,6 +1635,14 @@ static int parse_perm_event(struct nlmsghdr *nlh, void *obj)
 		perm->epoch = nla_get_u32(tb[SACRED_ATTR_REGION_EPOCH]);
 	if (tb[SACRED_ATTR_REFUSE_REASON])
 		perm->reason = nla_get_u32(tb[SACRED_ATTR_REFUSE_REASON]);
+	if (tb[SACRED_ATTR_PERM_ERROR]) {
+		uint32_t err = nla_get_u32(tb[SACRED_ATTR_PERM_ERROR]);
+
+		/* A positive errno, never 0: anything else is malformed. */
+		if (!err || err > 4095)
+			return -EPROTO;
+		perm->error = -(int32_t)err;
+	}
 	return 0;
 }
 

@@ -505,8 +505,12 @@ enum sacred_event_type {
  * @ballot: the request's ballot (fenced regions), else 0
  * @target: the request's target (revoke-only regions), else 0
  * @epoch: the region's permission epoch after the request
- * @reason: %SACRED_REFUSE_NONE if the change was applied, else why the
- *	region's policy refused it (&enum sacred_refuse_reason)
+ * @reason: %SACRED_REFUSE_NONE if the region's policy accepted the
+ *	change, else why it refused it (&enum sacred_refuse_reason)
+ * @error: 0 if an accepted change was applied; a negative errno if the
+ *	instance could not apply it in full (the requester got
+ *	%SACRED_ST_FAILED): access may have been revoked, nothing was
+ *	granted
  */
 struct sacred_perm_event {
 	uint32_t mem_id;
@@ -517,6 +521,7 @@ struct sacred_perm_event {
 	uint32_t target;
 	uint32_t epoch;
 	uint32_t reason;
+	int32_t error;
 };
 
 /**

@@ -10,6 +10,9 @@
  *   [region set] 0/3: size 64KiB policy fenced epoch 2
  *   [perm refused] 0/3: pid 2 access rw ballot 1 target 0 epoch 2 reason stale-ballot
  *
+ * "[perm failed]" (with error "...") is a change the policy accepted that
+ * the instance could not apply in full: revoked maybe, granted nothing.
+ *
  * With -j, one JSON object per line (JSON lines), with an "event" key.
  * Output is flushed after every event, so a pipe or a file sees it at once.
  *
@@ -25,6 +28,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "sacred.h"
 #include "json.h"
@@ -63,7 +67,7 @@ static int monitor_help(struct cli *cli, int argc, char **argv)
 	       "where  MEM_ID  only the events of this memory instance\n"
 	       "Prints one line per event until interrupted (SIGINT, SIGTERM):\n"
 	       "[mem new|del|set] ID: ..., [region new|del|set] MEM_ID/ID: ...,\n"
-	       "[perm] or [perm refused] MEM_ID/ID: pid PID access ACCESS ...\n"
+	       "[perm], [perm refused] or [perm failed] MEM_ID/ID: pid PID access ACCESS ...\n"
 	       "With -j, one JSON object per line, with an \"event\" key.\n");
 	return SACRED_EXIT_OK;
 }
@@ -97,6 +101,8 @@ static void perm_print_body(struct cli *cli, const struct sacred_perm_event *p)
 		if (p->reason)
 			json_str_field(jw, "reason",
 				       sacred_refuse_str(p->reason));
+		if (p->error)
+			json_str_field(jw, "error", strerror(-p->error));
 		return;
 	}
 
@@ -106,6 +112,8 @@ static void perm_print_body(struct cli *cli, const struct sacred_perm_event *p)
 	       p->target, p->epoch);
 	if (p->reason)
 		printf(" reason %s", sacred_refuse_str(p->reason));
+	if (p->error)
+		printf(" error \"%s\"", strerror(-p->error));
 }
 
 static void monitor_print(struct cli *cli, const struct sacred_event *ev)
@@ -114,6 +122,8 @@ static void monitor_print(struct cli *cli, const struct sacred_event *ev)
 
 	if (ev->type == SACRED_EVENT_PERM && ev->perm.reason)
 		name = "perm refused";
+	else if (ev->type == SACRED_EVENT_PERM && ev->perm.error)
+		name = "perm failed";
 
 	if (cli->jw) {
 		json_obj_open(cli->jw);

@@ -70,7 +70,8 @@
  *	%SACRED_ATTR_TARGET): runs the region's policy exactly as a request
  *	from that process would. Needs CAP_NET_ADMIN. Also the event sent to
  *	the events group for every permission change and every refusal
- *	(with %SACRED_ATTR_REFUSE_REASON then).
+ *	(with %SACRED_ATTR_REFUSE_REASON then, and with
+ *	%SACRED_ATTR_PERM_ERROR for an accepted change that failed).
  * @__SACRED_CMD_MAX: internal
  * @SACRED_CMD_MAX: highest command number
  */
@@ -179,6 +180,12 @@ enum sacred_cmd {
  *	%SACRED_CMD_REGION_NEW (give the same one on every instance a
  *	replicated region lives on); when absent, a random one. Refused in
  *	%SACRED_CMD_REGION_SET.
+ * @SACRED_ATTR_PERM_ERROR: u32, a positive errno, in the
+ *	%SACRED_CMD_PERM_SET event of a change the policy accepted but the
+ *	instance could not apply in full (the requester got
+ *	%SACRED_ST_FAILED, an admin's command that errno): access may have
+ *	been revoked, nothing was granted. Absent when the change was
+ *	applied or refused.
  * @__SACRED_ATTR_MAX: internal
  * @SACRED_ATTR_MAX: highest attribute number
  */
@@ -241,6 +248,7 @@ enum sacred_attr {
 	SACRED_ATTR_MEM_MR_PAGES,
 
 	SACRED_ATTR_REGION_TAG,
+	SACRED_ATTR_PERM_ERROR,
 
 	__SACRED_ATTR_MAX,
 	SACRED_ATTR_MAX = __SACRED_ATTR_MAX - 1
