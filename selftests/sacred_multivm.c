@@ -112,6 +112,9 @@
  * The state snapshotted is the history itself.
  */
 #define WINDOW		32
+/* Events a process keeps for a failed run (trail()), and what is slow. */
+#define TRAIL		32
+#define SLOW_MS		300
 
 struct proc {
 	unsigned int me;
@@ -130,6 +133,14 @@ struct proc {
 	unsigned int proposed;
 	int last_err;
 	unsigned int errors;
+	/* What a failed run needs told: see trail(). */
+	struct {
+		uint64_t at;		/* ms, now_ms() */
+		const char *what;
+		long long val;
+	} trail[TRAIL];
+	atomic_uint nr_trail;
+	bool led;
 };
 
 static struct proc procs[NR_ALL];
@@ -148,6 +159,7 @@ static const char *suite = "multivm";	/* of the TAP lines */
 /* Commit times (ms), for the longest gap between two commits. */
 static atomic_ullong last_commit_ms;
 static atomic_ullong max_gap_ms;
+static atomic_ullong max_gap_at;	/* when it began */
 static atomic_uint pace_us = PACE_US;
 /* The log's window with snapshots, or 0: a log of CAPACITY entries. */
 static unsigned int window;
@@ -260,15 +272,49 @@ static int on_restore(void *arg, uint64_t applied, const void *buf,
 			       applied, buf, len);
 }
 
+/*
+ * Keep one event of @p's - a change of role, a failed or slow call - for
+ * the notes of a failed run (trail_print()): the first TRAIL of them.
+ */
+static void trail(struct proc *p, const char *what, long long val)
+{
+	unsigned int n = atomic_load(&p->nr_trail);
+
+	if (n >= TRAIL)
+		return;
+	p->trail[n].at = now_ms();
+	p->trail[n].what = what;
+	p->trail[n].val = val;
+	atomic_store(&p->nr_trail, n + 1);
+}
+
+/* A role change of @p since its last look. */
+static void trail_role(struct proc *p)
+{
+	bool led = sacred_log_is_leader(p->log);
+
+	if (led != p->led)
+		trail(p, led ? "leads, at index" : "stops leading, at index",
+		      (long long)sacred_log_applied(p->log));
+	p->led = led;
+}
+
 static void *proc_thread(void *arg)
 {
 	struct proc *p = arg;
 	char entry[ENTRY_LEN];
-	uint64_t index, t, last;
+	uint64_t index, t, t0, last;
 	int ret;
 
 	while (!atomic_load(&p->stop)) {
-		sacred_log_poll(p->log);
+		t0 = now_ms();
+		ret = sacred_log_poll(p->log);
+		t = now_ms();
+		if (t - t0 >= SLOW_MS)
+			trail(p, "poll took ms", (long long)(t - t0));
+		if (ret && p->led)
+			trail(p, "poll failed while leading", ret);
+		trail_role(p);
 		if (!sacred_log_is_leader(p->log) ||
 		    (int)atomic_load(&p->applied) >= atomic_load(&p->target)) {
 			usleep(2000);
@@ -277,16 +323,23 @@ static void *proc_thread(void *arg)
 		memset(entry, 0, sizeof(entry));
 		snprintf(entry, sizeof(entry), "%c%u#%u", prefix, p->me,
 			 p->proposed++);
+		t0 = now_ms();
 		ret = sacred_log_propose(p->log, entry, sizeof(entry), &index);
+		t = now_ms();
+		if (t - t0 >= SLOW_MS)
+			trail(p, "propose took ms", (long long)(t - t0));
 		if (ret) {
 			p->last_err = ret;
 			p->errors++;
+			trail(p, "propose failed", ret);
+			trail_role(p);
 			continue;
 		}
-		t = now_ms();
 		last = atomic_exchange(&last_commit_ms, t);
-		if (last && t - last > atomic_load(&max_gap_ms))
+		if (last && t - last > atomic_load(&max_gap_ms)) {
 			atomic_store(&max_gap_ms, t - last);
+			atomic_store(&max_gap_at, last);
+		}
 		if (atomic_load(&p->nr_mine) < CAPACITY) {
 			unsigned int n = atomic_load(&p->nr_mine);
 
@@ -551,6 +604,29 @@ static void log_stats(void)
 	}
 }
 
+/*
+ * After a failure: what the processes kept (trail()), times in ms from
+ * @t0, and when the longest gap between two commits began - where the
+ * time of a run went.
+ */
+static void trail_print(uint64_t t0)
+{
+	unsigned int i, k, n;
+
+	if (!nr_failed)
+		return;
+
+	note("longest gap began at %lld ms", (long long)
+	     (atomic_load(&max_gap_at) - (long long)t0));
+	for (i = 0; i < NR_ALL; i++) {
+		n = atomic_load(&procs[i].nr_trail);
+		for (k = 0; k < n; k++)
+			note("%c%u at %lld ms: %s %lld", prefix, i,
+			     (long long)(procs[i].trail[k].at - t0),
+			     procs[i].trail[k].what, procs[i].trail[k].val);
+	}
+}
+
 /* The default scenario: a memory VM dies (the comment at the top). */
 static int memory_dies(void)
 {
@@ -640,6 +716,9 @@ static int memory_dies(void)
 	     (unsigned long long)gap_before,
 	     (unsigned long long)atomic_load(&max_gap_ms));
 	log_stats();
+	note("(times below from the kill; the host killed the VM in %llu ms)",
+	     (unsigned long long)(t_killed - t_kill));
+	trail_print(t_kill);
 	up = 0;
 	if (!ok)
 		goto out;
@@ -861,6 +940,8 @@ static int client_after(void)
 	result(ok, "caught up with %u entries in %llu ms, then %u more committed",
 	       start, (unsigned long long)(now_ms() - t0), nr_committed());
 	log_stats();
+	note("(times below from the processes' return)");
+	trail_print(t0);
 	if (!ok)
 		goto out;
 
@@ -943,6 +1024,8 @@ static int leader_b(void)
 	       leader, (unsigned long long)(t_led - t_killed), 3 * timeout_ms,
 	       nr_committed());
 	log_stats();
+	note("(times below from the kill)");
+	trail_print(t_killed);
 	if (!ok)
 		goto out;
 
