@@ -57,8 +57,8 @@ void sacred_auth_release(struct sacred_auth *auth)
 /*
  * The transforms of master key @key (@len bytes): one keyed with it, one
  * for the per-process keys (keyed at each check). Allocated here, where
- * sleeping is fine, and not in the connect-request handler, which runs
- * on rdma_cm's workqueue under mem->lock.
+ * sleeping is fine, and not when a connect request is answered, under
+ * mem->lock (peer.c).
  */
 static int sacred_auth_new(struct sacred_auth *auth, const void *key,
 			   unsigned int len)

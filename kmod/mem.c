@@ -282,7 +282,14 @@ void sacred_mem_destroy(struct sacred_mem *mem)
 {
 	lockdep_assert_held(&sacred_lock);
 
-	/* No new process can arrive, then none stays, then nothing is left. */
+	/*
+	 * No new process can arrive (a connect request queued already is
+	 * refused when its work runs), then none stays, then nothing is
+	 * left.
+	 */
+	mutex_lock(&mem->lock);
+	mem->state = SACRED_MEM_DOWN;
+	mutex_unlock(&mem->lock);
 	if (mem->listen_id)
 		rdma_destroy_id(mem->listen_id);
 	sacred_mem_peers_shutdown(mem);

@@ -42,10 +42,15 @@
  * detaches the connection
  * from its peer under mem->lock - so a peer without a connection never has
  * a QP still placing data - and destroys QP, CQ and cm_id outside any
- * lock: rdma_destroy_id() waits for running event handlers, and the
- * listener's handler takes mem->lock. The rule that keeps this free of
- * deadlocks: nothing calls rdma_destroy_id() or flushes sacred_wq while
- * holding mem->lock, and no work item takes sacred_lock.
+ * lock: rdma_destroy_id() waits for running event handlers. The rule that
+ * keeps this free of deadlocks: nothing calls rdma_destroy_id() or flushes
+ * sacred_wq while holding mem->lock, and no work item takes sacred_lock.
+ *
+ * Connect requests: the listener's handler checks the private data and
+ * queues the answer (peer lookup, proof, connection set-up, accept) on
+ * sacred_wq, where it runs under mem->lock and then the new id's handler
+ * lock; no rdma_cm handler ever waits for mem->lock, which a fence may
+ * hold for a second, on rdma_cm's workqueue that every RDMA user shares.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -938,95 +943,66 @@ static int sacred_peer_reject(struct rdma_cm_id *cm_id, u16 reason)
 	};
 
 	rdma_reject(cm_id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
-	/* Non-zero: rdma_cm destroys the id. */
+	/* The id goes: rdma_cm destroys it when its handler returns this. */
 	return -ECONNREFUSED;
 }
 
-/**
- * sacred_peer_connect_request() - answer a process's connect request
- * @mem: the instance whose listener got it
- * @cm_id: the new rdma_cm id
- * @event: the CONNECT_REQUEST event, with the process's private data
+/* A connect request on its way to an answer (sacred_peer_connect_work()). */
+struct sacred_connreq {
+	struct work_struct work;
+	struct sacred_mem *mem;
+	struct rdma_cm_id *cm_id;
+	struct sacred_wire_conn_req req;
+	u32 responder_resources;
+};
+
+/*
+ * Answer a checked connect request: find or create the peer, refuse a
+ * second connection for a process that has a live one, build the
+ * connection and accept it. Returns 0 when the connection was built
+ * (accepted, or handed to its release work when the accept failed),
+ * -ECONNREFUSED when the request was rejected: @cm_id is the caller's to
+ * destroy then.
  *
- * Checks the private data, finds or creates the peer, refuses a second
- * connection for a process that has a live one, builds the connection
- * and accepts it.
- *
- * Context: the listener's rdma_cm event handler; takes mem->lock.
- * Return: 0 when the connection was built (accepted, or handed to its
- * release work when the accept failed); non-zero to make rdma_cm destroy
- * @cm_id.
+ * Context: mem->lock and @cm_id's handler lock held.
  */
-int sacred_peer_connect_request(struct sacred_mem *mem,
-				struct rdma_cm_id *cm_id,
-				struct rdma_cm_event *event)
+static int sacred_peer_answer(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
+			      const struct sacred_wire_conn_req *req,
+			      u32 responder_resources)
 {
-	const struct rdma_conn_param *param = &event->param.conn;
-	struct sacred_wire_conn_req req = {};
-	struct ib_device *ibdev = mem->sdev->ibdev;
 	struct sacred_wire_conn_rep rep = {};
 	struct rdma_conn_param accept = {};
+	u32 pid = le32_to_cpu(req->process_id);
 	struct sacred_peer *peer;
 	struct sacred_conn *conn;
-	u32 pid;
 
-	/* Shorter private data (iWARP) is read as padded with zeros. */
-	if (!param->private_data ||
-	    param->private_data_len < offsetof(typeof(req), counter))
-		return sacred_peer_reject(cm_id, SACRED_REJ_MALFORMED);
-	memcpy(&req, param->private_data,
-	       min_t(size_t, param->private_data_len, sizeof(req)));
-	if (le16_to_cpu(req.version) != SACRED_WIRE_VERSION)
-		return sacred_peer_reject(cm_id, SACRED_REJ_VERSION);
-	if ((le16_to_cpu(req.flags) & ~SACRED_CONN_F_PROOF) ||
-	    req.reserved[0] || req.reserved[1])
-		return sacred_peer_reject(cm_id, SACRED_REJ_MALFORMED);
-	pid = le32_to_cpu(req.process_id);
-	/*
-	 * The CM gives our QP the request's retry counts. At 7 it would
-	 * retry a reply the process never posts a receive for without end,
-	 * as often as the process's RNR timer says (down to 10 us): bounded
-	 * retries or no connection.
-	 */
-	if (param->rnr_retry_count > SACRED_RNR_RETRY_MAX)
-		return sacred_peer_reject(cm_id, SACRED_REJ_RNR_RETRY);
-
-	mutex_lock(&mem->lock);
-	if (mem->state != SACRED_MEM_UP) {
-		mutex_unlock(&mem->lock);
+	lockdep_assert_held(&mem->lock);
+	if (mem->state != SACRED_MEM_UP)
 		return sacred_peer_reject(cm_id, SACRED_REJ_DOWN);
-	}
 	/* Proven before anything is allocated for the process. */
 	if (sacred_mem_keyed(mem)) {
 		peer = sacred_peer_get(mem, pid, false);
-		if (!sacred_auth_check(mem, &req, peer ? peer->last_counter : 0)) {
-			mutex_unlock(&mem->lock);
+		if (!sacred_auth_check(mem, req, peer ? peer->last_counter : 0))
 			return sacred_peer_reject(cm_id, SACRED_REJ_AUTH);
-		}
 	}
 	peer = sacred_peer_get(mem, pid, true);
-	if (IS_ERR(peer)) {
-		mutex_unlock(&mem->lock);
+	if (IS_ERR(peer))
 		return sacred_peer_reject(cm_id, SACRED_REJ_RESOURCES);
-	}
 	/*
 	 * A proof counts as used once checked, even if the request is then
 	 * refused as a duplicate: replayed after the probe below released
 	 * the old connection, it would let its sender in as this process.
 	 */
 	if (sacred_mem_keyed(mem))
-		peer->last_counter = le64_to_cpu(req.counter);
+		peer->last_counter = le64_to_cpu(req->counter);
 	if (peer->conn) {
 		/* Still there? If not, a later attempt gets through. */
 		sacred_conn_probe(peer->conn);
-		mutex_unlock(&mem->lock);
 		return sacred_peer_reject(cm_id, SACRED_REJ_DUPLICATE);
 	}
 	conn = sacred_conn_create(peer, cm_id);
-	if (IS_ERR(conn)) {
-		mutex_unlock(&mem->lock);
+	if (IS_ERR(conn))
 		return sacred_peer_reject(cm_id, SACRED_REJ_RESOURCES);
-	}
 	peer->conn = conn;
 	peer->connects++;
 
@@ -1036,14 +1012,7 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 	rep.msg_max = cpu_to_le16(SACRED_WIRE_MSG_MAX);
 	accept.private_data = &rep;
 	accept.private_data_len = sizeof(rep);
-	/*
-	 * The process reads and does atomics on us: we are the responder.
-	 * The CM hands the request's numbers over from our side already:
-	 * param->responder_resources is what the process's initiator depth
-	 * asks of us.
-	 */
-	accept.responder_resources = min_t(u32, param->responder_resources,
-					   ibdev->attrs.max_qp_rd_atom);
+	accept.responder_resources = responder_resources;
 	accept.initiator_depth = 0;
 	accept.rnr_retry_count = 7;
 	/*
@@ -1052,17 +1021,116 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 	 * moved the QP to ERR: the receives posted on it flush, and their
 	 * completions may have queued the release already. So the release
 	 * work takes the connection down, as any broken one, and the id is
-	 * ours to destroy there: 0 either way.
+	 * its to destroy: 0 either way.
 	 */
 	if (rdma_accept(cm_id, &accept))
 		sacred_conn_queue_release(conn);
-	mutex_unlock(&mem->lock);
 	return 0;
+}
+
+static void sacred_peer_connect_work(struct work_struct *work)
+{
+	struct sacred_connreq *creq =
+		container_of(work, struct sacred_connreq, work);
+	struct rdma_cm_id *cm_id = creq->cm_id;
+	struct sacred_mem *mem = creq->mem;
+	int ret;
+
+	/*
+	 * mem->lock first: the id's handler lock is held only for the
+	 * answer itself, never while waiting behind a fence - an event on
+	 * the id (the process giving up) would wait for it on rdma_cm's
+	 * workqueue. Nothing takes mem->lock under a handler lock.
+	 */
+	mutex_lock(&mem->lock);
+	rdma_lock_handler(cm_id);
+	ret = sacred_peer_answer(mem, cm_id, &creq->req,
+				 creq->responder_resources);
+	rdma_unlock_handler(cm_id);
+	mutex_unlock(&mem->lock);
+	/* Rejected: nobody else will destroy it (and not under a lock). */
+	if (ret)
+		rdma_destroy_id(cm_id);
+	kfree(creq);
+}
+
+/**
+ * sacred_peer_connect_request() - take a process's connect request
+ * @mem: the instance whose listener got it
+ * @cm_id: the new rdma_cm id
+ * @event: the CONNECT_REQUEST event, with the process's private data
+ *
+ * Checks the private data and queues the rest of the answer
+ * (sacred_peer_answer()) on sacred_wq. It takes mem->lock, which a fence
+ * may hold for up to SACRED_WR_TIMEOUT_MS: waiting for it here would hold
+ * up rdma_cm's workqueue, and with it the connection events of every
+ * instance and of every other user of the RDMA stack on the host. The
+ * instance's teardown flushes sacred_wq after its listener is gone, so
+ * the work never outlives @mem.
+ *
+ * Context: the listener's rdma_cm event handler; takes no lock.
+ * Return: 0 when the request was queued (@cm_id is then ours: the work
+ * accepts it or destroys it); non-zero to make rdma_cm destroy @cm_id.
+ */
+int sacred_peer_connect_request(struct sacred_mem *mem,
+				struct rdma_cm_id *cm_id,
+				struct rdma_cm_event *event)
+{
+	const struct rdma_conn_param *param = &event->param.conn;
+	struct ib_device *ibdev = mem->sdev->ibdev;
+	u16 rej = SACRED_REJ_MALFORMED;
+	struct sacred_connreq *creq;
+
+	creq = kzalloc(sizeof(*creq), GFP_KERNEL);
+	if (!creq)
+		return sacred_peer_reject(cm_id, SACRED_REJ_RESOURCES);
+	/* Shorter private data (iWARP) is read as padded with zeros. */
+	if (!param->private_data ||
+	    param->private_data_len < offsetof(typeof(creq->req), counter))
+		goto reject;
+	memcpy(&creq->req, param->private_data,
+	       min_t(size_t, param->private_data_len, sizeof(creq->req)));
+	if (le16_to_cpu(creq->req.version) != SACRED_WIRE_VERSION) {
+		rej = SACRED_REJ_VERSION;
+		goto reject;
+	}
+	if ((le16_to_cpu(creq->req.flags) & ~SACRED_CONN_F_PROOF) ||
+	    creq->req.reserved[0] || creq->req.reserved[1])
+		goto reject;
+	/*
+	 * The CM gives our QP the request's retry counts. At 7 it would
+	 * retry a reply the process never posts a receive for without end,
+	 * as often as the process's RNR timer says (down to 10 us): bounded
+	 * retries or no connection.
+	 */
+	if (param->rnr_retry_count > SACRED_RNR_RETRY_MAX) {
+		rej = SACRED_REJ_RNR_RETRY;
+		goto reject;
+	}
+
+	/*
+	 * The process reads and does atomics on us: we are the responder.
+	 * The CM hands the request's numbers over from our side already:
+	 * param->responder_resources is what the process's initiator depth
+	 * asks of us.
+	 */
+	creq->responder_resources = min_t(u32, param->responder_resources,
+					  ibdev->attrs.max_qp_rd_atom);
+	creq->mem = mem;
+	creq->cm_id = cm_id;
+	INIT_WORK(&creq->work, sacred_peer_connect_work);
+	queue_work(sacred_wq, &creq->work);
+	return 0;
+
+reject:
+	kfree(creq);
+	return sacred_peer_reject(cm_id, rej);
 }
 
 /**
  * sacred_mem_peers_shutdown() - release every connection of an instance
- * @mem: the instance; its listener must be gone already
+ * @mem: the instance; its listener must be gone already, and its state
+ *	down: a connect request still queued is refused, not accepted
  *
  * Context: may sleep; mem->lock not held; no work item of sacred_wq may
  * be waiting for the caller.

@@ -22,14 +22,13 @@
  *   mem->lock - a mutex per instance; serialises everything that changes
  *	permissions (ACLs, grants, MRs, fences) and the peer table. Request
  *	work items take it; netlink takes it inside sacred_lock.
- * Completion handlers take neither: they only queue work. rdma_cm event
- * handlers do not take sacred_lock; the listener's handler takes
- * mem->lock to answer a connect request (peer table, proof, connection
- * set-up), so a request work item that holds it - a fence waiting for a
- * process's QP, up to SACRED_WR_TIMEOUT_MS per loser - delays that
- * instance's connect requests, on rdma_cm's (ib_cm's) workqueue. No work
- * item takes sacred_lock, so the control plane may flush sacred_wq while
- * holding it.
+ * Completion handlers and rdma_cm event handlers take neither: they only
+ * queue work. A connect request is answered by a work item (peer.c),
+ * under mem->lock and then the new id's handler lock, so a fence holding
+ * mem->lock - waiting for a process's QP, up to SACRED_WR_TIMEOUT_MS -
+ * delays that instance's connects but never rdma_cm's (ib_cm's) shared
+ * workqueue. No work item takes sacred_lock, so the control plane may
+ * flush sacred_wq while holding it.
  */
 #ifndef _SACRED_H
 #define _SACRED_H
