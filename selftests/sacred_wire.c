@@ -943,4 +943,67 @@ TEST_F(wire, connects_elsewhere_do_not_wait_for_a_stalled_instance)
 	sacred_conn_destroy(stalled.conn);
 }
 
+/*
+ * A change the policy accepts but the instance cannot apply: stalled
+ * process 7 (stall_instance()'s way: a reply of its stuck) asks for
+ * write on a fenced region where it holds read; the registration of its new key waits behind the
+ * stuck reply past SACRED_WR_TIMEOUT_MS, and the change fails. Its event
+ * says so - an error, no refusal - and nothing was granted.
+ */
+TEST_F(wire, change_that_fails_says_so_in_its_event)
+{
+	struct sacred_acl_entry acl[2] = {
+		{ .process_id = 7,
+		  .access = SACRED_ACCESS_READ | SACRED_ACCESS_WRITE },
+	};
+	struct sacred_wire_conn_req creq = {
+		.version = htole16(SACRED_WIRE_VERSION),
+		.process_id = htole32(7),
+	};
+	struct sacred_monitor *mon;
+	struct sacred_region_info ri;
+	struct sacred_wire_req req;
+	struct sacred_event ev;
+	unsigned int n;
+	uint64_t ballot;
+	int ret;
+
+	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
+				       SACRED_REGION_ID_ANY, 4096,
+				       SACRED_POLICY_FENCED, &ri));
+	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id, ri.id,
+					   acl, 1));
+	ASSERT_EQ(0, sacred_monitor_open(&mon));
+	ASSERT_EQ(0, raw_connect_rnr(self, &creq, sizeof(creq), 0, 6));
+	req = attach_req(self->region + 1000, 1);	/* reply: stuck */
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	req = attach_req(ri.id, 2);
+	req.hdr.op = htole16(SACRED_OP_PERM);
+	req.access = htole32(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE);
+	req.ballot = htole64(1);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+
+	do {
+		ret = sacred_monitor_next(mon, &ev, 10000);
+	} while ((!ret || ret == -ENOBUFS) &&
+		 (ev.type != SACRED_EVENT_PERM || ev.perm.region_id != ri.id ||
+		  ev.perm.mem_id != self->mem.id));
+	sacred_monitor_close(mon);
+	ASSERT_EQ(0, ret);
+	TH_LOG("event: reason %u, error %d (%s), epoch %u", ev.perm.reason,
+	       ev.perm.error, strerror(-ev.perm.error), ev.perm.epoch);
+	EXPECT_EQ(7, ev.perm.process_id);
+	EXPECT_EQ(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE, ev.perm.access);
+	EXPECT_EQ(1, ev.perm.ballot);
+	EXPECT_EQ(SACRED_REFUSE_NONE, ev.perm.reason);
+	EXPECT_GT(0, ev.perm.error);
+
+	memset(acl, 0, sizeof(acl));
+	ASSERT_EQ(0, sacred_region_get_acl(self->ctrl, self->mem.id, ri.id,
+					   acl, 2, &n, &ballot));
+	ASSERT_EQ(1, n);
+	/* Granted nothing: it holds what it held, read (the initial). */
+	EXPECT_EQ(SACRED_ACCESS_READ, acl[0].access_cur);
+}
+
 TEST_HARNESS_MAIN
