@@ -538,19 +538,27 @@ static bool reader_has_all(unsigned int *checked)
  */
 static int reader_catch_up(void)
 {
+	uint64_t end, t0 = now_ms(), t;
 	unsigned int i;
-	uint64_t end;
 	int ret = proc_start(NR_PROCS);
 
+	if (ret)
+		note("reader: %s after %llu ms", strerror(-ret),
+		     (unsigned long long)(now_ms() - t0));
 	if (!ret) {
 		end = now_ms() + WAIT_MS;
 		while (now_ms() < end &&
 		       atomic_load(&procs[NR_PROCS].applied) < max_applied())
 			usleep(10000);
 	}
+	t = now_ms();
 	proc_stop(&procs[NR_PROCS]);
 	for (i = 0; i < NR_PROCS; i++)
 		proc_stop(&procs[i]);
+	/* A thread stuck in a call: the kernel's, as often as not. */
+	if (now_ms() - t >= SLOW_MS)
+		note("stopping the processes took %llu ms",
+		     (unsigned long long)(now_ms() - t));
 	return ret;
 }
 
