@@ -9,9 +9,9 @@
  *	K(p) = HMAC-SHA256(M, "sacred-process-key" || le32 p)
  *
  * and a counter above the last one it accepted from p (no replay). The
- * check runs in the listener's connect-request handler, before a queue
- * pair exists for the connection, with HMAC transforms set up when the key
- * was given (nothing is allocated per request). The key lives only in the
+ * check runs when a connect request is answered (peer.c, under mem->lock),
+ * before a queue pair exists for the connection, with HMAC transforms set
+ * up when the key was given (nothing is allocated per request). The key lives only in the
  * instance's transform, freed when it is replaced or the instance goes;
  * it is never logged or sent back.
  */
@@ -56,9 +56,8 @@ void sacred_auth_release(struct sacred_auth *auth)
 
 /*
  * The transforms of master key @key (@len bytes): one keyed with it, one
- * for the per-process keys (keyed at each check). Allocated here, where
- * sleeping is fine, and not when a connect request is answered, under
- * mem->lock (peer.c).
+ * for the per-process keys (keyed at each check). Allocated once here,
+ * not per request while a connect request is answered under mem->lock.
  */
 static int sacred_auth_new(struct sacred_auth *auth, const void *key,
 			   unsigned int len)

@@ -27,8 +27,6 @@
 #include <rdma/rdma_cm.h>
 #include "sacred.h"
 
-#define SACRED_LISTEN_BACKLOG	128
-
 static DEFINE_XARRAY_ALLOC(sacred_mems);
 /* Bumped on every change of the table; lets dumps detect interruption. */
 unsigned int sacred_mem_gen;
@@ -169,6 +167,7 @@ int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
 	xa_init_flags(&mem->regions, XA_FLAGS_ALLOC);
 	xa_init(&mem->peers);
 	INIT_LIST_HEAD(&mem->fenced);
+	sacred_mem_connreq_init(mem);
 	/* Before the listener exists: no process ever gets in unproven. */
 	if (key) {
 		ret = sacred_mem_set_key(mem, key, key_len);
@@ -263,13 +262,17 @@ int sacred_mem_set_state(struct sacred_mem *mem, u8 state,
 		return 0;
 	}
 
-	ret = sacred_mem_listen(mem, extack);
-	if (ret)
-		return ret;
+	/* Up first: a request that comes as soon as it listens is served. */
 	mutex_lock(&mem->lock);
 	mem->state = SACRED_MEM_UP;
 	mutex_unlock(&mem->lock);
-	return 0;
+	ret = sacred_mem_listen(mem, extack);
+	if (ret) {
+		mutex_lock(&mem->lock);
+		mem->state = SACRED_MEM_DOWN;
+		mutex_unlock(&mem->lock);
+	}
+	return ret;
 }
 
 /**

@@ -47,10 +47,12 @@
  * sacred_wq while holding mem->lock, and no work item takes sacred_lock.
  *
  * Connect requests: the listener's handler checks the private data and
- * queues the answer (peer lookup, proof, connection set-up, accept) on
- * sacred_wq, where it runs under mem->lock and then the new id's handler
- * lock; no rdma_cm handler ever waits for mem->lock, which a fence may
- * hold for a second, on rdma_cm's workqueue that every RDMA user shares.
+ * queues the answer (peer lookup, proof, connection set-up, accept) for
+ * the instance's connect work on sacred_wq, which answers them in order,
+ * each under mem->lock and then the new id's handler lock; no rdma_cm
+ * handler ever waits for mem->lock, which a fence may hold for a second,
+ * on rdma_cm's workqueue that every RDMA user shares, and a stalled
+ * instance holds one kworker, however many processes knock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -943,14 +945,16 @@ static int sacred_peer_reject(struct rdma_cm_id *cm_id, u16 reason)
 	};
 
 	rdma_reject(cm_id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
-	/* The id goes: rdma_cm destroys it when its handler returns this. */
+	/*
+	 * The id goes: from the listener's handler, rdma_cm destroys it when
+	 * the handler returns this; from the connect work, the work does.
+	 */
 	return -ECONNREFUSED;
 }
 
-/* A connect request on its way to an answer (sacred_peer_connect_work()). */
+/* A connect request on its way to an answer (sacred_mem_connreq_work()). */
 struct sacred_connreq {
-	struct work_struct work;
-	struct sacred_mem *mem;
+	struct list_head link;		/* in mem->connreqs */
 	struct rdma_cm_id *cm_id;
 	struct sacred_wire_conn_req req;
 	u32 responder_resources;
@@ -1028,12 +1032,11 @@ static int sacred_peer_answer(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
 	return 0;
 }
 
-static void sacred_peer_connect_work(struct work_struct *work)
+/* Answer @creq (taken off mem->connreqs) and free it. */
+static void sacred_peer_connect_one(struct sacred_mem *mem,
+				    struct sacred_connreq *creq)
 {
-	struct sacred_connreq *creq =
-		container_of(work, struct sacred_connreq, work);
 	struct rdma_cm_id *cm_id = creq->cm_id;
-	struct sacred_mem *mem = creq->mem;
 	int ret;
 
 	/*
@@ -1054,6 +1057,38 @@ static void sacred_peer_connect_work(struct work_struct *work)
 	kfree(creq);
 }
 
+static void sacred_mem_connreq_work(struct work_struct *work)
+{
+	struct sacred_mem *mem =
+		container_of(work, struct sacred_mem, connreq_work);
+	struct sacred_connreq *creq;
+
+	for (;;) {
+		spin_lock(&mem->connreq_lock);
+		creq = list_first_entry_or_null(&mem->connreqs,
+						struct sacred_connreq, link);
+		if (creq) {
+			list_del(&creq->link);
+			mem->nr_connreqs--;
+		}
+		spin_unlock(&mem->connreq_lock);
+		if (!creq)
+			return;
+		sacred_peer_connect_one(mem, creq);
+	}
+}
+
+/**
+ * sacred_mem_connreq_init() - set up an instance's queue of connect requests
+ * @mem: the instance, before its listener exists
+ */
+void sacred_mem_connreq_init(struct sacred_mem *mem)
+{
+	spin_lock_init(&mem->connreq_lock);
+	INIT_LIST_HEAD(&mem->connreqs);
+	INIT_WORK(&mem->connreq_work, sacred_mem_connreq_work);
+}
+
 /**
  * sacred_peer_connect_request() - take a process's connect request
  * @mem: the instance whose listener got it
@@ -1061,12 +1096,14 @@ static void sacred_peer_connect_work(struct work_struct *work)
  * @event: the CONNECT_REQUEST event, with the process's private data
  *
  * Checks the private data and queues the rest of the answer
- * (sacred_peer_answer()) on sacred_wq. It takes mem->lock, which a fence
- * may hold for up to SACRED_WR_TIMEOUT_MS: waiting for it here would hold
- * up rdma_cm's workqueue, and with it the connection events of every
- * instance and of every other user of the RDMA stack on the host. The
- * instance's teardown flushes sacred_wq after its listener is gone, so
- * the work never outlives @mem.
+ * (sacred_peer_answer()) for the instance's connect work on sacred_wq. It
+ * takes mem->lock, which a fence may hold for up to SACRED_WR_TIMEOUT_MS:
+ * waiting for it here would hold up rdma_cm's workqueue, and with it the
+ * connection events of every instance and of every other user of the
+ * RDMA stack on the host. At most SACRED_LISTEN_BACKLOG wait; more
+ * are refused (SACRED_REJ_RESOURCES): a flood costs memory, never
+ * kworkers. The instance's teardown flushes sacred_wq after its listener
+ * is gone, so the work never outlives @mem.
  *
  * Context: the listener's rdma_cm event handler; takes no lock.
  * Return: 0 when the request was queued (@cm_id is then ours: the work
@@ -1116,10 +1153,17 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 	 */
 	creq->responder_resources = min_t(u32, param->responder_resources,
 					  ibdev->attrs.max_qp_rd_atom);
-	creq->mem = mem;
 	creq->cm_id = cm_id;
-	INIT_WORK(&creq->work, sacred_peer_connect_work);
-	queue_work(sacred_wq, &creq->work);
+	spin_lock(&mem->connreq_lock);
+	if (mem->nr_connreqs >= SACRED_LISTEN_BACKLOG) {
+		spin_unlock(&mem->connreq_lock);
+		rej = SACRED_REJ_RESOURCES;
+		goto reject;
+	}
+	list_add_tail(&creq->link, &mem->connreqs);
+	mem->nr_connreqs++;
+	spin_unlock(&mem->connreq_lock);
+	queue_work(sacred_wq, &mem->connreq_work);
 	return 0;
 
 reject:
@@ -1150,7 +1194,7 @@ void sacred_mem_peers_shutdown(struct sacred_mem *mem)
 		sacred_conn_queue_release(conn);
 	mutex_unlock(&mem->lock);
 	flush_workqueue(sacred_wq);
-	WARN_ON(!list_empty(&mem->fenced));
+	WARN_ON(!list_empty(&mem->fenced) || !list_empty(&mem->connreqs));
 }
 
 /**

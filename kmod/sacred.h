@@ -23,11 +23,12 @@
  *	permissions (ACLs, grants, MRs, fences) and the peer table. Request
  *	work items take it; netlink takes it inside sacred_lock.
  * Completion handlers and rdma_cm event handlers take neither: they only
- * queue work. A connect request is answered by a work item (peer.c),
- * under mem->lock and then the new id's handler lock, so a fence holding
- * mem->lock - waiting for a process's QP, up to SACRED_WR_TIMEOUT_MS -
- * delays that instance's connects but never rdma_cm's (ib_cm's) shared
- * workqueue. No work item takes sacred_lock, so the control plane may
+ * queue work. An instance's connect requests are answered in order by
+ * one work item of its own (peer.c), each under mem->lock and then the
+ * new id's handler lock, so a fence holding mem->lock - waiting for a
+ * process's QP, up to SACRED_WR_TIMEOUT_MS - delays that instance's
+ * connects (one kworker waits), never rdma_cm's (ib_cm's) shared
+ * workqueue nor another instance's work. No work item takes sacred_lock, so the control plane may
  * flush sacred_wq while holding it.
  */
 #ifndef _SACRED_H
@@ -64,6 +65,12 @@ extern struct mutex sacred_lock;
  * connection whose liveness probe goes unanswered (peer.c).
  */
 #define SACRED_WR_TIMEOUT_MS	1000
+
+/*
+ * An instance's listen backlog, and the most connect requests it holds
+ * waiting for their answer (peer.c): past that, refused at once.
+ */
+#define SACRED_LISTEN_BACKLOG	128
 
 /**
  * struct sacred_dev - an RDMA device sacred is attached to
@@ -132,6 +139,10 @@ struct sacred_mem {
 	struct xarray peers;
 	u32 nr_peers;
 	struct list_head fenced;
+	spinlock_t connreq_lock;	/* guards the two below */
+	struct list_head connreqs;	/* connect requests to answer */
+	unsigned int nr_connreqs;
+	struct work_struct connreq_work;	/* answers them, in order */
 	atomic64_t meta;
 	atomic_t nr_conns;
 	atomic_t nr_mrs;
@@ -317,6 +328,7 @@ bool sacred_auth_check(struct sacred_mem *mem,
 		       const struct sacred_wire_conn_req *req, u64 last);
 
 /* peer.c */
+void sacred_mem_connreq_init(struct sacred_mem *mem);
 int sacred_peer_connect_request(struct sacred_mem *mem,
 				struct rdma_cm_id *cm_id,
 				struct rdma_cm_event *event);

@@ -433,7 +433,8 @@ struct sacred_wire_conn_rep {
  * @SACRED_REJ_MALFORMED: private data too short or reserved bits set
  * @SACRED_REJ_DUPLICATE: a connection holds this process id; it is probed,
  *	and released if found dead: try again
- * @SACRED_REJ_RESOURCES: the instance is out of memory or queue pairs
+ * @SACRED_REJ_RESOURCES: the instance is out of memory or queue pairs,
+ *	or holds too many connect requests waiting for their answer
  * @SACRED_REJ_DOWN: the instance is down
  * @SACRED_REJ_AUTH: the instance has a key and the request did not prove
  *	the process's (no proof, a wrong one, or a replayed counter)
