@@ -35,8 +35,9 @@ unsigned int sacred_mem_gen;
  * One handler for the listener and, by inheritance, for every connection
  * id it spawns: a connect request arrives on a new id whose context is
  * still the instance; any other event on an id with a QP belongs to a
- * connection (peer.c). Device removal is handled by dev.c before rdma_cm
- * sees it.
+ * connection, one on an id without (the listener's, or a request's still
+ * waiting for its answer) maybe to a waiting request (peer.c). Device
+ * removal is handled by dev.c before rdma_cm sees it.
  */
 static int sacred_mem_cm_handler(struct rdma_cm_id *id,
 				 struct rdma_cm_event *event)
@@ -45,7 +46,7 @@ static int sacred_mem_cm_handler(struct rdma_cm_id *id,
 		return sacred_peer_connect_request(id->context, id, event);
 	if (id->qp)
 		return sacred_conn_cm_event(id, event);
-	return 0;
+	return sacred_peer_connreq_event(id->context, id, event);
 }
 
 /*

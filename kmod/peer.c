@@ -958,6 +958,7 @@ struct sacred_connreq {
 	struct rdma_cm_id *cm_id;
 	struct sacred_wire_conn_req req;
 	u32 responder_resources;
+	bool gone;			/* the process gave up: answer nothing */
 };
 
 /*
@@ -1033,10 +1034,15 @@ static int sacred_peer_answer(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
 }
 
 /* Answer @creq (taken off mem->connreqs) and free it. */
+/*
+ * Answer the first request of mem->connreqs, which only this work takes
+ * off, and free it.
+ */
 static void sacred_peer_connect_one(struct sacred_mem *mem,
 				    struct sacred_connreq *creq)
 {
 	struct rdma_cm_id *cm_id = creq->cm_id;
+	bool gone;
 	int ret;
 
 	/*
@@ -1047,11 +1053,21 @@ static void sacred_peer_connect_one(struct sacred_mem *mem,
 	 */
 	mutex_lock(&mem->lock);
 	rdma_lock_handler(cm_id);
-	ret = sacred_peer_answer(mem, cm_id, &creq->req,
+	/*
+	 * Off the list only now: until the handler lock was ours, an event
+	 * saying the process gave up could still find it and mark it.
+	 */
+	spin_lock(&mem->connreq_lock);
+	list_del(&creq->link);
+	mem->nr_connreqs--;
+	gone = creq->gone;
+	spin_unlock(&mem->connreq_lock);
+	ret = gone ? -ECONNABORTED :
+	      sacred_peer_answer(mem, cm_id, &creq->req,
 				 creq->responder_resources);
 	rdma_unlock_handler(cm_id);
 	mutex_unlock(&mem->lock);
-	/* Rejected: nobody else will destroy it (and not under a lock). */
+	/* Rejected or gone: nobody else will destroy it (not under a lock). */
 	if (ret)
 		rdma_destroy_id(cm_id);
 	kfree(creq);
@@ -1067,15 +1083,49 @@ static void sacred_mem_connreq_work(struct work_struct *work)
 		spin_lock(&mem->connreq_lock);
 		creq = list_first_entry_or_null(&mem->connreqs,
 						struct sacred_connreq, link);
-		if (creq) {
-			list_del(&creq->link);
-			mem->nr_connreqs--;
-		}
 		spin_unlock(&mem->connreq_lock);
 		if (!creq)
 			return;
 		sacred_peer_connect_one(mem, creq);
 	}
+}
+
+/**
+ * sacred_peer_connreq_event() - an rdma_cm event on a waiting request's id
+ * @mem: the instance whose listener got the request
+ * @cm_id: the id, which has no QP yet (or the listener's own id)
+ * @event: the event
+ *
+ * The process gave up on a request still waiting for its answer (its
+ * REJ, a timeout): the request is marked, and its answer builds nothing
+ * - no peer, no proof used, no queue pair - and only destroys the id.
+ *
+ * Context: rdma_cm event handler; takes mem->connreq_lock only.
+ * Return: 0: the id stays (the connect work destroys it).
+ */
+int sacred_peer_connreq_event(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
+			      struct rdma_cm_event *event)
+{
+	struct sacred_connreq *creq;
+
+	switch (event->event) {
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_DISCONNECTED:
+		break;
+	default:
+		return 0;
+	}
+	spin_lock(&mem->connreq_lock);
+	list_for_each_entry(creq, &mem->connreqs, link) {
+		if (creq->cm_id == cm_id) {
+			creq->gone = true;
+			break;
+		}
+	}
+	spin_unlock(&mem->connreq_lock);
+	return 0;
 }
 
 /**

@@ -332,6 +332,8 @@ void sacred_mem_connreq_init(struct sacred_mem *mem);
 int sacred_peer_connect_request(struct sacred_mem *mem,
 				struct rdma_cm_id *cm_id,
 				struct rdma_cm_event *event);
+int sacred_peer_connreq_event(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
+			      struct rdma_cm_event *event);
 int sacred_conn_cm_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *event);
 struct sacred_conn *sacred_peer_conn(struct sacred_peer *peer);
 bool sacred_conn_usable(struct sacred_conn *conn);

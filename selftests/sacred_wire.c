@@ -1006,4 +1006,43 @@ TEST_F(wire, change_that_fails_says_so_in_its_event)
 	EXPECT_EQ(SACRED_ACCESS_READ, acl[0].access_cur);
 }
 
+/* sacred_peer_list() callback: what the instance says of process 13. */
+static int peer13(const struct sacred_peer_info *info, void *arg)
+{
+	struct sacred_peer_info *p = arg;
+
+	if (info->process_id == 13)
+		*p = *info;
+	return 0;
+}
+
+/*
+ * A process that gives up while its connect request waits for a stalled
+ * instance (stall_instance()): its REJ marks the request, and when the
+ * instance gets to it, it builds nothing - no peer, no connection. Before,
+ * it made process 13 a peer and a connection whose accept then failed (a
+ * quick retry of process 13 in between was refused as a duplicate).
+ * Requests are answered in order, so once process 9, which asked after
+ * it, is connected, process 13's request has been answered.
+ */
+TEST_F(wire, request_given_up_while_waiting_builds_nothing)
+{
+	struct sacred_conn_attr ca = {
+		.addr = (struct sockaddr *)&self->mem.addr,
+		.process_id = 9,
+	};
+	struct sacred_peer_info p13 = {};
+	struct sacred_conn *c;
+
+	ASSERT_EQ(0, stall_instance(self));
+	usleep(50000);		/* the instance takes it: its lock is held */
+	ASSERT_EQ(0, abandoned_connect(self, 13));
+	ASSERT_EQ(0, sacred_conn_create(&ca, &c));
+	sacred_conn_destroy(c);
+	ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer13, &p13));
+	EXPECT_EQ(0, p13.process_id)
+		TH_LOG("process 13 is a peer: %llu connects",
+		       (unsigned long long)p13.connects);
+}
+
 TEST_HARNESS_MAIN
