@@ -229,6 +229,14 @@ err_free:
 	return ret;
 }
 
+/* Set @mem's state where connect answers read it: under mem->lock. */
+static void sacred_mem_mark(struct sacred_mem *mem, u8 state)
+{
+	mutex_lock(&mem->lock);
+	mem->state = state;
+	mutex_unlock(&mem->lock);
+}
+
 /**
  * sacred_mem_set_state() - crash an instance on purpose, or bring it back
  * @mem: the instance
@@ -254,9 +262,7 @@ int sacred_mem_set_state(struct sacred_mem *mem, u8 state,
 		return 0;
 
 	if (state == SACRED_MEM_DOWN) {
-		mutex_lock(&mem->lock);
-		mem->state = SACRED_MEM_DOWN;
-		mutex_unlock(&mem->lock);
+		sacred_mem_mark(mem, SACRED_MEM_DOWN);
 		rdma_destroy_id(mem->listen_id);
 		mem->listen_id = NULL;
 		sacred_mem_peers_shutdown(mem);
@@ -264,15 +270,10 @@ int sacred_mem_set_state(struct sacred_mem *mem, u8 state,
 	}
 
 	/* Up first: a request that comes as soon as it listens is served. */
-	mutex_lock(&mem->lock);
-	mem->state = SACRED_MEM_UP;
-	mutex_unlock(&mem->lock);
+	sacred_mem_mark(mem, SACRED_MEM_UP);
 	ret = sacred_mem_listen(mem, extack);
-	if (ret) {
-		mutex_lock(&mem->lock);
-		mem->state = SACRED_MEM_DOWN;
-		mutex_unlock(&mem->lock);
-	}
+	if (ret)
+		sacred_mem_mark(mem, SACRED_MEM_DOWN);
 	return ret;
 }
 
@@ -291,9 +292,7 @@ void sacred_mem_destroy(struct sacred_mem *mem)
 	 * refused when its work runs), then none stays, then nothing is
 	 * left.
 	 */
-	mutex_lock(&mem->lock);
-	mem->state = SACRED_MEM_DOWN;
-	mutex_unlock(&mem->lock);
+	sacred_mem_mark(mem, SACRED_MEM_DOWN);
 	if (mem->listen_id)
 		rdma_destroy_id(mem->listen_id);
 	sacred_mem_peers_shutdown(mem);

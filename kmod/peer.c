@@ -1033,7 +1033,6 @@ static int sacred_peer_answer(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
 	return 0;
 }
 
-/* Answer @creq (taken off mem->connreqs) and free it. */
 /*
  * Answer the first request of mem->connreqs, which only this work takes
  * off, and free it.
@@ -1146,11 +1145,11 @@ void sacred_mem_connreq_init(struct sacred_mem *mem)
  * @event: the CONNECT_REQUEST event, with the process's private data
  *
  * Checks the private data and queues the rest of the answer
- * (sacred_peer_answer()) for the instance's connect work on sacred_wq. It
- * takes mem->lock, which a fence may hold for up to SACRED_WR_TIMEOUT_MS:
- * waiting for it here would hold up rdma_cm's workqueue, and with it the
- * connection events of every instance and of every other user of the
- * RDMA stack on the host. At most SACRED_LISTEN_BACKLOG wait; more
+ * (sacred_peer_answer()) for the instance's connect work on sacred_wq. The
+ * answer takes mem->lock, which a fence may hold for up to
+ * SACRED_WR_TIMEOUT_MS: waiting for it here would hold up rdma_cm's
+ * workqueue, and with it the connection events of every instance and of
+ * every other user of the RDMA stack on the host. At most SACRED_LISTEN_BACKLOG wait; more
  * are refused (SACRED_REJ_RESOURCES): a flood costs memory, never
  * kworkers. The instance's teardown flushes sacred_wq after its listener
  * is gone, so the work never outlives @mem.

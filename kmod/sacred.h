@@ -28,8 +28,8 @@
  * new id's handler lock, so a fence holding mem->lock - waiting for a
  * process's QP, up to SACRED_WR_TIMEOUT_MS - delays that instance's
  * connects (one kworker waits), never rdma_cm's (ib_cm's) shared
- * workqueue nor another instance's work. No work item takes sacred_lock, so the control plane may
- * flush sacred_wq while holding it.
+ * workqueue nor another instance's work. No work item takes sacred_lock,
+ * so the control plane may flush sacred_wq while holding it.
  */
 #ifndef _SACRED_H
 #define _SACRED_H
