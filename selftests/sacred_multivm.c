@@ -538,7 +538,7 @@ static bool reader_has_all(unsigned int *checked)
  */
 static int reader_catch_up(void)
 {
-	uint64_t end, t0 = now_ms(), t;
+	uint64_t end, t0 = now_ms(), t, took;
 	unsigned int i;
 	int ret = proc_start(NR_PROCS);
 
@@ -556,9 +556,10 @@ static int reader_catch_up(void)
 	for (i = 0; i < NR_PROCS; i++)
 		proc_stop(&procs[i]);
 	/* A thread stuck in a call: the kernel's, as often as not. */
-	if (now_ms() - t >= SLOW_MS)
+	took = now_ms() - t;
+	if (took >= SLOW_MS)
 		note("stopping the processes took %llu ms",
-		     (unsigned long long)(now_ms() - t));
+		     (unsigned long long)took);
 	return ret;
 }
 

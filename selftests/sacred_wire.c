@@ -781,10 +781,28 @@ TEST_F(wire, stolen_guessed_and_stale_rkeys_are_refused)
 }
 
 /*
- * Stall the instance as the test below says: process 7 connects taking
- * no replies, gets one reply stuck and a registration of its MR behind
- * it, which holds the instance's lock for up to SACRED_WR_TIMEOUT_MS.
- * Process 9 may read the region. Returns 0 or -errno.
+ * Process 7 connects taking no replies (no receive buffer, the most
+ * receiver-not-ready retries allowed) and gets one reply stuck: any MR
+ * work request of the instance for it waits behind that reply. Returns 0
+ * or -errno.
+ */
+static int stuck_reply(FIXTURE_DATA(wire) *self)
+{
+	struct sacred_wire_conn_req creq = {
+		.version = htole16(SACRED_WIRE_VERSION),
+		.process_id = htole32(7),
+	};
+	struct sacred_wire_req req = attach_req(self->region + 1000, 1);
+	int ret = raw_connect_rnr(self, &creq, sizeof(creq), 0, 6);
+
+	return ret ?: raw_send(&self->raw, &req, sizeof(req));
+}
+
+/*
+ * Stall the instance as the test below says: process 7's reply stuck
+ * (stuck_reply()) and a registration of its MR behind it, which holds
+ * the instance's lock for up to SACRED_WR_TIMEOUT_MS. Process 9 may read
+ * the region. Returns 0 or -errno.
  */
 static int stall_instance(FIXTURE_DATA(wire) *self)
 {
@@ -792,25 +810,14 @@ static int stall_instance(FIXTURE_DATA(wire) *self)
 		{ .process_id = 7, .access = SACRED_ACCESS_READ },
 		{ .process_id = 9, .access = SACRED_ACCESS_READ },
 	};
-	struct sacred_wire_conn_req creq = {
-		.version = htole16(SACRED_WIRE_VERSION),
-		.process_id = htole32(7),
-	};
-	struct sacred_wire_req req;
+	struct sacred_wire_req req = attach_req(self->region, 2);
 	int ret;
 
 	ret = sacred_region_set_acl(self->ctrl, self->mem.id, self->region,
 				    acl, 2);
 	if (!ret)
-		ret = raw_connect_rnr(self, &creq, sizeof(creq), 0, 6);
-	if (ret)
-		return ret;
-	req = attach_req(self->region + 1000, 1);	/* reply: stuck */
-	ret = raw_send(&self->raw, &req, sizeof(req));
-	if (ret)
-		return ret;
-	req = attach_req(self->region, 2);		/* REG_MR behind it */
-	return raw_send(&self->raw, &req, sizeof(req));
+		ret = stuck_reply(self);
+	return ret ?: raw_send(&self->raw, &req, sizeof(req));
 }
 
 /*
@@ -944,9 +951,9 @@ TEST_F(wire, connects_elsewhere_do_not_wait_for_a_stalled_instance)
 }
 
 /*
- * A change the policy accepts but the instance cannot apply: stalled
- * process 7 (stall_instance()'s way: a reply of its stuck) asks for
- * write on a fenced region where it holds read; the registration of its new key waits behind the
+ * A change the policy accepts but the instance cannot apply: process 7,
+ * a reply of its stuck (stuck_reply()), asks for write on a fenced region
+ * where it holds read; the registration of its new key waits behind the
  * stuck reply past SACRED_WR_TIMEOUT_MS, and the change fails. Its event
  * says so - an error, no refusal - and nothing was granted.
  */
@@ -955,10 +962,6 @@ TEST_F(wire, change_that_fails_says_so_in_its_event)
 	struct sacred_acl_entry acl[2] = {
 		{ .process_id = 7,
 		  .access = SACRED_ACCESS_READ | SACRED_ACCESS_WRITE },
-	};
-	struct sacred_wire_conn_req creq = {
-		.version = htole16(SACRED_WIRE_VERSION),
-		.process_id = htole32(7),
 	};
 	struct sacred_monitor *mon;
 	struct sacred_region_info ri;
@@ -974,9 +977,7 @@ TEST_F(wire, change_that_fails_says_so_in_its_event)
 	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id, ri.id,
 					   acl, 1));
 	ASSERT_EQ(0, sacred_monitor_open(&mon));
-	ASSERT_EQ(0, raw_connect_rnr(self, &creq, sizeof(creq), 0, 6));
-	req = attach_req(self->region + 1000, 1);	/* reply: stuck */
-	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	ASSERT_EQ(0, stuck_reply(self));
 	req = attach_req(ri.id, 2);
 	req.hdr.op = htole16(SACRED_OP_PERM);
 	req.access = htole32(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE);
