@@ -33,15 +33,22 @@ unsigned int sacred_mem_gen;
 
 /*
  * One handler for the listener and, by inheritance, for every connection
- * id it spawns: a connect request arrives on a new id whose context is
- * still the instance; any other event on an id with a QP belongs to a
- * connection, one on an id without (the listener's, or a request's still
- * waiting for its answer) maybe to a waiting request (peer.c). Device
- * removal is handled by dev.c before rdma_cm sees it.
+ * id it spawns. What an id is, and so what its context points to, is
+ * told by the id itself; each change happens under the id's handler lock:
+ *
+ *   context   QP    the id of
+ *   instance  no    the listener, or a request waiting for its answer
+ *   conn      yes   a connection (from sacred_conn_create() on)
+ *   NULL      -     a connection being released (its QP goes next)
+ *
+ * A connect request arrives on a new id whose context is still the
+ * instance. Device removal is handled by dev.c before rdma_cm sees it.
  */
 static int sacred_mem_cm_handler(struct rdma_cm_id *id,
 				 struct rdma_cm_event *event)
 {
+	if (!id->context)
+		return 0;
 	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST)
 		return sacred_peer_connect_request(id->context, id, event);
 	if (id->qp)

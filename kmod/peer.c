@@ -42,7 +42,10 @@
  * detaches the connection
  * from its peer under mem->lock - so a peer without a connection never has
  * a QP still placing data - and destroys QP, CQ and cm_id outside any
- * lock: rdma_destroy_id() waits for running event handlers. The rule that
+ * lock: rdma_destroy_id() waits for running event handlers. Before the QP
+ * goes, the id's context is cleared under its handler lock: events that
+ * still come (the process's answer to our disconnect) are dropped, never
+ * read as an instance's (mem.c). The rule that
  * keeps this free of deadlocks: nothing calls rdma_destroy_id() or flushes
  * sacred_wq while holding mem->lock, and no work item takes sacred_lock.
  *
@@ -745,6 +748,16 @@ static void sacred_conn_release_work(struct work_struct *work)
 	cancel_delayed_work_sync(&conn->release_timer);
 	cancel_delayed_work_sync(&conn->probe_timer);
 
+	/*
+	 * The id's events are nobody's from here on. Without its QP,
+	 * sacred_mem_cm_handler() would take it for a waiting request,
+	 * and the connection for its instance: the process's DREP, which
+	 * may come any time after our rdma_disconnect(), would lock a
+	 * spinlock inside the connection.
+	 */
+	rdma_lock_handler(conn->cm_id);
+	conn->cm_id->context = NULL;
+	rdma_unlock_handler(conn->cm_id);
 	rdma_destroy_qp(conn->cm_id);
 	ib_free_cq(conn->cq);
 	/* No completion handler runs now; the work cannot be queued again. */

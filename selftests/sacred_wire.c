@@ -598,6 +598,67 @@ TEST_F(wire, connects_given_up_at_once_leave_nothing_behind)
 }
 
 /*
+ * The instance ends a connection (here: a write with immediate breaks
+ * the protocol) and its release disconnects; the process answers the
+ * disconnect (its DREP) at once, or a little later, whenever it sees it
+ * - over and over, so that some answers may come while the release has
+ * already destroyed the QP but not yet the id. Such an event is no
+ * connect request: taken for one, it once locked a spinlock inside the
+ * released connection, and the kernel hung (one CI run; the window is
+ * a few microseconds wide, and these 80 rounds did not hit it on the old
+ * code here: a stress test, not a reproducer). The instance still
+ * answers afterwards, and keeps no connection of the process.
+ */
+TEST_F(wire, disconnect_answered_during_the_release_is_no_request)
+{
+	struct sacred_wire_req req = attach_req(self->region, 1);
+	struct ibv_send_wr wr = {
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct sacred_peer_info p7 = {};
+	struct sacred_wire_reply rep;
+	int i, disconnects = 0;
+	struct ibv_wc wc;
+
+	for (i = 0; i < 80; i++) {
+		struct rdma_cm_event *ev;
+		int type;
+
+		ASSERT_EQ(0, raw_reconnect(self, 7));
+		ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+		ASSERT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+		/* Time for the instance's CM to see our RTU too. */
+		usleep(5000);
+		ASSERT_EQ(0, ibv_post_send(self->raw.id->qp, &wr, &bad));
+		/* The instance disconnects: no disconnect of ours to wait for. */
+		self->raw.connected = false;
+		ASSERT_LT(0, rdma_get_send_comp(self->raw.id, &wc));
+		ASSERT_EQ(0, rdma_get_cm_event(self->raw.id->channel, &ev));
+		type = ev->event;
+		rdma_ack_cm_event(ev);
+		/*
+		 * Or a REJ, when the instance's CM had not taken the RTU
+		 * yet: its id went without a disconnect.
+		 */
+		ASSERT_TRUE(type == RDMA_CM_EVENT_DISCONNECTED ||
+			    type == RDMA_CM_EVENT_REJECTED)
+			TH_LOG("%s", rdma_event_str(type));
+		disconnects += type == RDMA_CM_EVENT_DISCONNECTED;
+		/* 0 to 950 us: the destroy sends the DREP. */
+		usleep((i % 20) * 50);
+		raw_close(&self->raw);
+	}
+	TH_LOG("%d of %d releases disconnected", disconnects, i);
+	EXPECT_LE(i / 2, disconnects);
+	ASSERT_EQ(0, raw_reconnect(self, 7));
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+	ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer7, &p7));
+	EXPECT_EQ(1, p7.connected);
+}
+
+/*
  * The process's host dies without a word: its QP stops answering, no
  * disconnect request ever comes, and the instance's side of the
  * connection stays up. Its next incarnation, connecting with the same
