@@ -67,6 +67,27 @@
 
 #define SACRED_CREDITS		16
 /*
+ * Replies on a send queue at once. A process holds SACRED_CREDITS
+ * requests outstanding; one that posts no receive buffer, and sends on
+ * regardless (with inline replies its credit comes back before the reply
+ * leaves), would pile replies up receiver-not-ready until the send queue
+ * - which rxe makes larger than asked - is full, and then overflow the
+ * CQ when the QP is flushed: a lost completion is a fence or a drain
+ * that waits for ever. Past this bound the connection is released. Twice
+ * the credits: a reply the process has taken is counted until its ACK
+ * came back, and a correct process may have sent its next request by
+ * then.
+ */
+#define SACRED_REPLIES_MAX	(2 * SACRED_CREDITS)
+/*
+ * A QP's send queue: SACRED_REPLIES_MAX replies, a change's MR work
+ * requests (an invalidation and a registration), a liveness probe and
+ * the release's drain marker, with room to spare; its receive queue: the
+ * credits and the fence's drain marker.
+ */
+#define SACRED_SQ_DEPTH		(SACRED_REPLIES_MAX + 5)
+#define SACRED_RQ_DEPTH		(SACRED_CREDITS + 1)
+/*
  * Most receiver-not-ready retries a connect request may ask our QP for;
  * 7 means without end (IBTA). A reply stuck that way is still bounded by
  * SACRED_WR_TIMEOUT_MS once a switch waits behind it (perm.c); this bound
@@ -124,6 +145,7 @@ struct sacred_slot {
  * @probe_cqe: completion of a liveness probe (sacred_conn_probe())
  * @probe_timer: releases the connection if the probe is not answered
  * @inline_replies: the QP sends replies inline
+ * @replies_out: replies posted and not completed (SACRED_REPLIES_MAX)
  * @buf: receive buffers, then send buffers, SACRED_WIRE_MSG_MAX each
  * @dma: DMA address of @buf
  * @slot: per-credit state
@@ -144,6 +166,7 @@ struct sacred_conn {
 	struct ib_cqe probe_cqe;
 	struct delayed_work probe_timer;
 	bool inline_replies;
+	atomic_t replies_out;
 	u8 *buf;
 	u64 dma;
 	struct sacred_slot slot[SACRED_CREDITS];
@@ -333,6 +356,7 @@ static void sacred_conn_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		container_of(wc->wr_cqe, struct sacred_slot, tx_cqe);
 	struct sacred_conn *conn = slot->conn;
 
+	atomic_dec(&conn->replies_out);
 	if (wc->status != IB_WC_SUCCESS) {
 		if (!test_bit(SACRED_CONN_FENCED, &conn->flags))
 			sacred_conn_queue_release(conn);
@@ -429,6 +453,7 @@ bool sacred_conn_probing(struct sacred_conn *conn)
  * Post the reply in @slot's send buffer. Inline (the device copies it at
  * post time, so the buffer is free at once), the slot's receive buffer is
  * reposted first: the process gets its credit back with the reply.
+ * -ENOBUFS when SACRED_REPLIES_MAX are out already.
  */
 static int sacred_conn_post_reply(struct sacred_conn *conn,
 				  struct sacred_slot *slot)
@@ -446,10 +471,15 @@ static int sacred_conn_post_reply(struct sacred_conn *conn,
 	};
 	int ret;
 
+	/* Taken back by sacred_conn_send_done(), flushed or not. */
+	if (atomic_inc_return(&conn->replies_out) > SACRED_REPLIES_MAX) {
+		ret = -ENOBUFS;
+		goto err;
+	}
 	if (conn->inline_replies) {
 		ret = sacred_conn_post_recv(conn, slot->index);
 		if (ret)
-			return ret;
+			goto err;
 		/* Inline data is read by the CPU: a kernel address. */
 		sge.addr = (uintptr_t)(conn->buf + sacred_tx_off(slot->index));
 		wr.send_flags |= IB_SEND_INLINE;
@@ -459,7 +489,14 @@ static int sacred_conn_post_reply(struct sacred_conn *conn,
 					      sge.addr, sge.length,
 					      DMA_TO_DEVICE);
 	}
-	return ib_post_send(sacred_conn_qp(conn), &wr, NULL);
+	ret = ib_post_send(sacred_conn_qp(conn), &wr, NULL);
+	if (ret)
+		goto err;
+	return 0;
+
+err:
+	atomic_dec(&conn->replies_out);
+	return ret;
 }
 
 /*
@@ -839,16 +876,17 @@ static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
 		goto err_buf;
 
 	/*
-	 * Replies, MR work requests and a probe; receives and the drain
-	 * marker.
+	 * Every completion of both queues fits in the CQ at once: a flush
+	 * posts them all before the CQ is polled, and rxe drops what does
+	 * not fit.
 	 */
 	/*
 	 * Polled in softirq: every handler only queues work or completes,
 	 * and a completion that wakes a waiting request is one context
 	 * switch sooner than from a workqueue.
 	 */
-	conn->cq = ib_alloc_cq(ibdev, conn, 3 * SACRED_CREDITS + 9, 0,
-			       IB_POLL_SOFTIRQ);
+	conn->cq = ib_alloc_cq(ibdev, conn, SACRED_SQ_DEPTH + SACRED_RQ_DEPTH,
+			       0, IB_POLL_SOFTIRQ);
 	if (IS_ERR(conn->cq)) {
 		ret = PTR_ERR(conn->cq);
 		goto err_unmap;
@@ -857,8 +895,8 @@ static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
 	attr.qp_context = conn;
 	attr.send_cq = conn->cq;
 	attr.recv_cq = conn->cq;
-	attr.cap.max_send_wr = 2 * SACRED_CREDITS + 5;
-	attr.cap.max_recv_wr = SACRED_CREDITS + 1;
+	attr.cap.max_send_wr = SACRED_SQ_DEPTH;
+	attr.cap.max_recv_wr = SACRED_RQ_DEPTH;
 	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;

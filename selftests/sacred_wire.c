@@ -941,6 +941,56 @@ TEST_F(wire, process_taking_no_replies_cannot_stall_the_instance)
 	EXPECT_NE(0, rkey);
 }
 
+/*
+ * A process that takes no replies and sends on regardless: its credit
+ * comes back with each reply (inline), though the reply never leaves.
+ * The replies pile up on the instance's send queue - rxe makes it larger
+ * than asked - and once it is full, the flush that ends the connection
+ * posts more completions than the CQ was sized for: rxe drops what does
+ * not fit, and a fence or a drain whose completion is lost waits for
+ * ever (on rxe 6.1 the receive queue's flush, drain marker included,
+ * happened to come first here). The instance stops at twice the credits
+ * and releases the connection; the process can come back.
+ */
+TEST_F(wire, process_piling_up_replies_is_released)
+{
+	struct sacred_peer_info p7 = { .connected = 1 };
+	uint32_t rkey;
+	double t0;
+	int i;
+
+	/* One reply stuck, and 63 more requests: all the process can send. */
+	ASSERT_EQ(0, stuck_reply(self));
+	for (i = 1; i < NRECV; i++) {
+		struct sacred_wire_req req = attach_req(self->region + 1000,
+							100 + i);
+
+		memcpy(self->raw.sbuf[i], &req, sizeof(req));
+		ASSERT_EQ(0, rdma_post_send(self->raw.id, NULL,
+					    self->raw.sbuf[i], sizeof(req),
+					    self->raw.smr, 0));
+	}
+	t0 = now_s();
+	while (p7.connected && now_s() - t0 < 10.0) {
+		usleep(10000);
+		ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer7,
+					      &p7));
+	}
+	TH_LOG("process 7: released after %.3f s, %llu request(s) taken",
+	       now_s() - t0, (unsigned long long)p7.requests);
+	EXPECT_EQ(0, p7.connected);
+	/*
+	 * 32 replies (twice the 16 credits), then none, and no receive
+	 * buffer posted again: at most the 16 requests those held are taken
+	 * after the last reply. Unbounded, it took all 64.
+	 */
+	EXPECT_GE(48, p7.requests);
+
+	ASSERT_EQ(0, raw_reconnect(self, 7));
+	ASSERT_EQ(SACRED_ST_OK, raw_attach(self, &rkey));
+	EXPECT_NE(0, rkey);
+}
+
 /* A connect made from a thread: when it ended, and how. */
 struct connect_job {
 	struct sacred_conn_attr ca;
