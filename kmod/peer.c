@@ -1079,6 +1079,8 @@ static int sacred_peer_answer(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
 	 * work takes the connection down, as any broken one, and the id is
 	 * its to destroy: 0 either way.
 	 */
+	/* Taken when rdma_accept() moves the QP to RTS; cannot fail on RC. */
+	rdma_set_ack_timeout(cm_id, SACRED_ACK_TIMEOUT);
 	if (rdma_accept(cm_id, &accept))
 		sacred_conn_queue_release(conn);
 	return 0;

@@ -67,6 +67,15 @@ extern struct mutex sacred_lock;
 #define SACRED_WR_TIMEOUT_MS	1000
 
 /*
+ * Our QPs' local ACK timeout, 4.096 us << 16 = 268 ms: a reply lost on
+ * the wire is sent again after that, three times within
+ * SACRED_WR_TIMEOUT_MS. rdma_cm's own choice for RoCE is 2.1 s (packet
+ * life time 18, plus one, in 6.1): a single lost frame would outlast the
+ * bound above, and the process's wait for the reply.
+ */
+#define SACRED_ACK_TIMEOUT	16
+
+/*
  * An instance's listen backlog, and the most connect requests it holds
  * waiting for their answer (peer.c): past that, refused at once.
  */

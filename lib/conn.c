@@ -81,6 +81,17 @@
 #define __aligned(n)		__attribute__((aligned(n)))
 
 #define CONN_TIMEOUT_MS_DEFAULT	2000
+/*
+ * The QP's local ACK timeout, 4.096 us << t: the resend of a lost packet
+ * comes after one such period. For RoCE rdma_cm picks t = 19 (Linux 6.1:
+ * packet life time 18, plus one), 2.1 s - longer than a call waits, so one
+ * lost frame would fail the call. conn_ack_timeout() fits at least four
+ * periods in timeout_ms, within these bounds: below 15 a peer descheduled
+ * for a second (a loaded VM) exhausts the retries and breaks the
+ * connection.
+ */
+#define CONN_ACK_TIMEOUT_MIN	15
+#define CONN_ACK_TIMEOUT_MAX	19
 #define CONN_BOUNCE_DEFAULT	(1UL << 20)
 #define CONN_BOUNCE_MAX		(1UL << 30)
 /*
@@ -868,8 +879,20 @@ static void conn_cm_close(struct sacred_conn *conn)
 	conn->step = CONN_IDLE;
 }
 
+/* The largest ACK timeout exponent with four periods in @timeout_ms. */
+static uint8_t conn_ack_timeout(int timeout_ms)
+{
+	uint64_t quarter_ns = (uint64_t)timeout_ms * 1000000 / 4;
+	uint8_t t = CONN_ACK_TIMEOUT_MIN;
+
+	while (t < CONN_ACK_TIMEOUT_MAX && (4096ULL << (t + 1)) <= quarter_ns)
+		t++;
+	return t;
+}
+
 static int conn_cm_open(struct sacred_conn *conn)
 {
+	uint8_t ack_timeout = conn_ack_timeout(conn->timeout_ms);
 	int ret;
 
 	conn->ch = rdma_create_event_channel();
@@ -887,6 +910,14 @@ static int conn_cm_open(struct sacred_conn *conn)
 	if (rdma_create_id(conn->ch, &conn->id, conn, RDMA_PS_TCP)) {
 		conn->id = NULL;
 		ret = conn_fail(conn, -errno, "rdma_create_id: %s",
+				strerror(errno));
+		goto err;
+	}
+	/* Before the QP reaches RTS, which takes it from the id. */
+	if (rdma_set_option(conn->id, RDMA_OPTION_ID,
+			    RDMA_OPTION_ID_ACK_TIMEOUT, &ack_timeout,
+			    sizeof(ack_timeout))) {
+		ret = conn_fail(conn, -errno, "rdma_set_option(ACK_TIMEOUT): %s",
 				strerror(errno));
 		goto err;
 	}
