@@ -236,14 +236,25 @@ static struct sacred_wire_req attach_req(uint32_t region, uint32_t cookie)
 	return req;
 }
 
-/* sacred_peer_list() callback: what the instance says of process 7. */
-static int peer7(const struct sacred_peer_info *info, void *arg)
+/* sacred_peer_list() callback: the entry of the process @arg names. */
+static int peer_match(const struct sacred_peer_info *info, void *arg)
 {
 	struct sacred_peer_info *p = arg;
 
-	if (info->process_id == 7)
+	if (info->process_id == p->process_id)
 		*p = *info;
 	return 0;
+}
+
+/*
+ * What the instance says of process @pid, into @p - left as the caller
+ * set it if the instance has no such peer. 0 or -errno.
+ */
+static int peer_of(FIXTURE_DATA(wire) *self, uint32_t pid,
+		   struct sacred_peer_info *p)
+{
+	p->process_id = pid;
+	return sacred_peer_list(self->ctrl, self->mem.id, peer_match, p);
 }
 
 TEST_F(wire, well_formed_attach_is_answered)
@@ -298,10 +309,10 @@ TEST_F(wire, endless_rnr_retry_is_rejected)
 	EXPECT_NE(0, raw_connect_rnr(self, &req, sizeof(req), NRECV, 7));
 	raw_close(&self->raw);
 	/* Refused before the process was known. */
-	ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer7, &p7));
+	ASSERT_EQ(0, peer_of(self, 7, &p7));
 	EXPECT_EQ(0, p7.process_id);
 	EXPECT_EQ(0, raw_connect_rnr(self, &req, sizeof(req), NRECV, 6));
-	ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer7, &p7));
+	ASSERT_EQ(0, peer_of(self, 7, &p7));
 	EXPECT_EQ(7, p7.process_id);
 	EXPECT_EQ(1, p7.connected);
 }
@@ -477,8 +488,7 @@ TEST_F(wire, write_with_immediate_ends_the_connection)
 	ASSERT_EQ(0, raw_connect_ok(self, 7));
 	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
 	ASSERT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
-	ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer7,
-				      &before));
+	ASSERT_EQ(0, peer_of(self, 7, &before));
 	ASSERT_EQ(1, before.connected);
 
 	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
@@ -488,8 +498,7 @@ TEST_F(wire, write_with_immediate_ends_the_connection)
 	ASSERT_LT(0, rdma_get_send_comp(self->raw.id, &wc));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 	for (i = 0; i < 300; i++) {
-		ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer7,
-					      &p7));
+		ASSERT_EQ(0, peer_of(self, 7, &p7));
 		if (!p7.connected)
 			break;
 		usleep(10000);
@@ -590,7 +599,7 @@ TEST_F(wire, connects_given_up_at_once_leave_nothing_behind)
 	ASSERT_EQ(0, raw_reconnect(self, 7));
 	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
 	EXPECT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
-	ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer7, &p7));
+	ASSERT_EQ(0, peer_of(self, 7, &p7));
 	EXPECT_EQ(1, p7.connected);
 	TH_LOG("process 7: %llu connects, %u MRs",
 	       (unsigned long long)p7.connects, p7.mrs);
@@ -654,7 +663,7 @@ TEST_F(wire, disconnect_answered_during_the_release_is_no_request)
 	ASSERT_EQ(0, raw_reconnect(self, 7));
 	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
 	EXPECT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
-	ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer7, &p7));
+	ASSERT_EQ(0, peer_of(self, 7, &p7));
 	EXPECT_EQ(1, p7.connected);
 }
 
@@ -695,7 +704,7 @@ TEST_F(wire, process_whose_host_died_can_connect_again)
 	ASSERT_LT(1, i) TH_LOG("the old connection was never refused");
 	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
 	EXPECT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
-	ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer7, &p7));
+	ASSERT_EQ(0, peer_of(self, 7, &p7));
 	EXPECT_EQ(1, p7.connected);
 	raw_close(&old);
 }
@@ -926,8 +935,7 @@ TEST_F(wire, process_taking_no_replies_cannot_stall_the_instance)
 
 	/* The module gave up on process 7's connection. */
 	while (p7.connected && now_s() - t0 < 10.0) {
-		ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer7,
-					      &p7));
+		ASSERT_EQ(0, peer_of(self, 7, &p7));
 		usleep(10000);
 	}
 	EXPECT_EQ(0, p7.connected);
@@ -973,8 +981,7 @@ TEST_F(wire, process_piling_up_replies_is_released)
 	t0 = now_s();
 	while (p7.connected && now_s() - t0 < 10.0) {
 		usleep(10000);
-		ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer7,
-					      &p7));
+		ASSERT_EQ(0, peer_of(self, 7, &p7));
 	}
 	TH_LOG("process 7: released after %.3f s, %llu request(s) taken",
 	       now_s() - t0, (unsigned long long)p7.requests);
@@ -1118,16 +1125,6 @@ TEST_F(wire, change_that_fails_says_so_in_its_event)
 	EXPECT_EQ(SACRED_ACCESS_READ, acl[0].access_cur);
 }
 
-/* sacred_peer_list() callback: what the instance says of process 13. */
-static int peer13(const struct sacred_peer_info *info, void *arg)
-{
-	struct sacred_peer_info *p = arg;
-
-	if (info->process_id == 13)
-		*p = *info;
-	return 0;
-}
-
 /*
  * A process that gives up while its connect request waits for a stalled
  * instance (stall_instance()): its REJ marks the request, and when the
@@ -1151,7 +1148,7 @@ TEST_F(wire, request_given_up_while_waiting_builds_nothing)
 	ASSERT_EQ(0, abandoned_connect(self, 13));
 	ASSERT_EQ(0, sacred_conn_create(&ca, &c));
 	sacred_conn_destroy(c);
-	ASSERT_EQ(0, sacred_peer_list(self->ctrl, self->mem.id, peer13, &p13));
+	ASSERT_EQ(0, peer_of(self, 13, &p13));
 	EXPECT_EQ(0, p13.process_id)
 		TH_LOG("process 13 is a peer: %llu connects",
 		       (unsigned long long)p13.connects);
