@@ -236,25 +236,32 @@ static struct sacred_wire_req attach_req(uint32_t region, uint32_t cookie)
 	return req;
 }
 
+/* A process to look up among an instance's peers, and where to put it. */
+struct peer_query {
+	uint32_t pid;
+	struct sacred_peer_info *p;
+};
+
 /* sacred_peer_list() callback: the entry of the process @arg names. */
 static int peer_match(const struct sacred_peer_info *info, void *arg)
 {
-	struct sacred_peer_info *p = arg;
+	struct peer_query *q = arg;
 
-	if (info->process_id == p->process_id)
-		*p = *info;
+	if (info->process_id == q->pid)
+		*q->p = *info;
 	return 0;
 }
 
 /*
- * What the instance says of process @pid, into @p - left as the caller
- * set it if the instance has no such peer. 0 or -errno.
+ * What the instance says of process @pid, into @p - left untouched (its
+ * process_id 0, say) if the instance has no such peer. 0 or -errno.
  */
 static int peer_of(FIXTURE_DATA(wire) *self, uint32_t pid,
 		   struct sacred_peer_info *p)
 {
-	p->process_id = pid;
-	return sacred_peer_list(self->ctrl, self->mem.id, peer_match, p);
+	struct peer_query q = { .pid = pid, .p = p };
+
+	return sacred_peer_list(self->ctrl, self->mem.id, peer_match, &q);
 }
 
 TEST_F(wire, well_formed_attach_is_answered)
