@@ -878,12 +878,9 @@ static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
 	/*
 	 * Every completion of both queues fits in the CQ at once: a flush
 	 * posts them all before the CQ is polled, and rxe drops what does
-	 * not fit.
-	 */
-	/*
-	 * Polled in softirq: every handler only queues work or completes,
-	 * and a completion that wakes a waiting request is one context
-	 * switch sooner than from a workqueue.
+	 * not fit. Polled in softirq: every handler only queues work or
+	 * completes, and a completion that wakes a waiting request is one
+	 * context switch sooner than from a workqueue.
 	 */
 	conn->cq = ib_alloc_cq(ibdev, conn, SACRED_SQ_DEPTH + SACRED_RQ_DEPTH,
 			       0, IB_POLL_SOFTIRQ);
@@ -1071,6 +1068,8 @@ static int sacred_peer_answer(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
 	accept.responder_resources = responder_resources;
 	accept.initiator_depth = 0;
 	accept.rnr_retry_count = 7;
+	/* Taken when rdma_accept() moves the QP to RTS; cannot fail on RC. */
+	rdma_set_ack_timeout(cm_id, SACRED_ACK_TIMEOUT);
 	/*
 	 * If the accept fails (the process gave up and its REJ came first,
 	 * or the device refused what the request asked), rdma_accept() has
@@ -1079,8 +1078,6 @@ static int sacred_peer_answer(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
 	 * work takes the connection down, as any broken one, and the id is
 	 * its to destroy: 0 either way.
 	 */
-	/* Taken when rdma_accept() moves the QP to RTS; cannot fail on RC. */
-	rdma_set_ack_timeout(cm_id, SACRED_ACK_TIMEOUT);
 	if (rdma_accept(cm_id, &accept))
 		sacred_conn_queue_release(conn);
 	return 0;
@@ -1202,10 +1199,10 @@ void sacred_mem_connreq_init(struct sacred_mem *mem)
  * answer takes mem->lock, which a fence may hold for up to
  * SACRED_WR_TIMEOUT_MS: waiting for it here would hold up rdma_cm's
  * workqueue, and with it the connection events of every instance and of
- * every other user of the RDMA stack on the host. At most SACRED_LISTEN_BACKLOG wait; more
- * are refused (SACRED_REJ_RESOURCES): a flood costs memory, never
- * kworkers. The instance's teardown flushes sacred_wq after its listener
- * is gone, so the work never outlives @mem.
+ * every other user of the RDMA stack on the host. At most
+ * SACRED_LISTEN_BACKLOG wait; more are refused (SACRED_REJ_RESOURCES): a
+ * flood costs memory, never kworkers. The instance's teardown flushes
+ * sacred_wq after its listener is gone, so the work never outlives @mem.
  *
  * Context: the listener's rdma_cm event handler; takes no lock.
  * Return: 0 when the request was queued (@cm_id is then ours: the work
