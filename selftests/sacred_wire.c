@@ -264,6 +264,25 @@ static int peer_of(FIXTURE_DATA(wire) *self, uint32_t pid,
 	return sacred_peer_list(self->ctrl, self->mem.id, peer_match, &q);
 }
 
+/*
+ * Ask the instance about process @pid until it has no connection or
+ * now_s() passes @deadline; @p holds the last answer (set connected to
+ * 1 to ask at least once). 0 or -errno.
+ */
+static int wait_released(FIXTURE_DATA(wire) *self, uint32_t pid,
+			 struct sacred_peer_info *p, double deadline)
+{
+	int ret;
+
+	while (p->connected && now_s() < deadline) {
+		ret = peer_of(self, pid, p);
+		if (ret)
+			return ret;
+		usleep(10000);
+	}
+	return 0;
+}
+
 TEST_F(wire, well_formed_attach_is_answered)
 {
 	struct sacred_wire_req req = attach_req(self->region, 42);
@@ -941,10 +960,7 @@ TEST_F(wire, process_taking_no_replies_cannot_stall_the_instance)
 	sacred_conn_destroy(c);
 
 	/* The module gave up on process 7's connection. */
-	while (p7.connected && now_s() - t0 < 10.0) {
-		ASSERT_EQ(0, peer_of(self, 7, &p7));
-		usleep(10000);
-	}
+	ASSERT_EQ(0, wait_released(self, 7, &p7, t0 + 10.0));
 	EXPECT_EQ(0, p7.connected);
 	TH_LOG("process 7: %llu fence(s), %llu request(s)",
 	       (unsigned long long)p7.fences,
@@ -986,10 +1002,7 @@ TEST_F(wire, process_piling_up_replies_is_released)
 					    self->raw.smr, 0));
 	}
 	t0 = now_s();
-	while (p7.connected && now_s() - t0 < 10.0) {
-		usleep(10000);
-		ASSERT_EQ(0, peer_of(self, 7, &p7));
-	}
+	ASSERT_EQ(0, wait_released(self, 7, &p7, t0 + 10.0));
 	TH_LOG("process 7: released after %.3f s, %llu request(s) taken",
 	       now_s() - t0, (unsigned long long)p7.requests);
 	EXPECT_EQ(0, p7.connected);
