@@ -75,7 +75,7 @@ struct sacred_dev *sacred_dev_find_by_name(const char *name)
 
 	lockdep_assert_held(&sacred_lock);
 	list_for_each_entry(sdev, &sacred_devs, list)
-		if (!strcmp(dev_name(&sdev->ibdev->dev), name))
+		if (!strcmp(sdev->ibdev->name, name))
 			return sdev;
 	return NULL;
 }

@@ -133,7 +133,7 @@ static int sacred_nl_dev_fill(struct sk_buff *skb, struct sacred_dev *sdev,
 		genl_dump_check_consistent(cb, hdr);
 
 	if (nla_put_u32(skb, SACRED_ATTR_DEV_INDEX, ibdev->index) ||
-	    nla_put_string(skb, SACRED_ATTR_DEV_NAME, dev_name(&ibdev->dev)) ||
+	    nla_put_string(skb, SACRED_ATTR_DEV_NAME, ibdev->name) ||
 	    nla_put_u64_64bit(skb, SACRED_ATTR_DEV_NODE_GUID,
 			      be64_to_cpu(ibdev->node_guid), SACRED_ATTR_PAD) ||
 	    nla_put_u32(skb, SACRED_ATTR_DEV_NUM_PORTS, rdma_end_port(ibdev)))
@@ -261,7 +261,7 @@ static int sacred_nl_mem_fill(struct sk_buff *skb, struct sacred_mem *mem,
 
 	if (nla_put_u32(skb, SACRED_ATTR_MEM_ID, mem->id) ||
 	    nla_put_u32(skb, SACRED_ATTR_DEV_INDEX, ibdev->index) ||
-	    nla_put_string(skb, SACRED_ATTR_DEV_NAME, dev_name(&ibdev->dev)) ||
+	    nla_put_string(skb, SACRED_ATTR_DEV_NAME, ibdev->name) ||
 	    nla_put_u32(skb, SACRED_ATTR_PORT_INDEX, mem->port) ||
 	    nla_put(skb, SACRED_ATTR_MEM_ADDR, addr_len, addr) ||
 	    nla_put_u16(skb, SACRED_ATTR_MEM_PORT, cm_port) ||
