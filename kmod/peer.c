@@ -60,6 +60,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/slab.h>
+#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_cm.h>
 #include <rdma/rdma_cm.h>
@@ -743,8 +744,13 @@ static void sacred_conn_free(struct sacred_conn *conn)
 	kfree(conn);
 	sacred_mem_uncharge(mem, sizeof(*conn));
 	sacred_mem_uncharge(mem, SACRED_BUF_LEN);
-	atomic_dec(&mem->nr_conns);
 	atomic_dec(&sacred_live.conns);
+	/*
+	 * The last use of @mem: sacred_mem_peers_shutdown() may free it once
+	 * the count is 0 (wake_up_var() only hashes the address).
+	 */
+	if (atomic_dec_and_test(&mem->nr_conns))
+		wake_up_var(&mem->nr_conns);
 }
 
 static void sacred_conn_release_timer(struct work_struct *work)
@@ -1293,6 +1299,13 @@ void sacred_mem_peers_shutdown(struct sacred_mem *mem)
 		sacred_conn_queue_release(conn);
 	mutex_unlock(&mem->lock);
 	flush_workqueue(sacred_wq);
+	/*
+	 * The flush waits only for work queued before it. A handler that
+	 * had set a connection's RELEASE_QUEUED bit (so we queued nothing)
+	 * but not queued the work yet when we flushed queues it later:
+	 * wait for the connections themselves to be freed.
+	 */
+	wait_var_event(&mem->nr_conns, !atomic_read(&mem->nr_conns));
 	WARN_ON(!list_empty(&mem->fenced) || !list_empty(&mem->connreqs));
 }
 
