@@ -1054,6 +1054,8 @@ static int sacred_peer_answer(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
 	 */
 	if (sacred_mem_keyed(mem))
 		peer->last_counter = le64_to_cpu(req->counter);
+	if (peer->unrevoked)
+		return sacred_peer_reject(cm_id, SACRED_REJ_UNREVOKED);
 	if (peer->conn) {
 		/* Still there? If not, a later attempt gets through. */
 		sacred_conn_probe(peer->conn);
@@ -1323,7 +1325,9 @@ void sacred_mem_peers_free(struct sacred_mem *mem)
 		WARN_ON(peer->conn || !xa_empty(&peer->grants));
 		xa_erase(&mem->peers, pid);
 		xa_destroy(&peer->grants);
-		ib_dealloc_pd(peer->pd);
+		/* An MR the device would not let go holds the PD: leak it. */
+		if (!peer->unrevoked)
+			ib_dealloc_pd(peer->pd);
 		kfree(peer);
 		WRITE_ONCE(mem->nr_peers, mem->nr_peers - 1);
 		sacred_mem_uncharge(mem, sizeof(*peer));

@@ -73,6 +73,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/module.h>
 #include <linux/slab.h>
 #include "sacred.h"
 
@@ -169,11 +170,34 @@ static int sacred_grant_alloc_mr(struct sacred_grant *grant)
 	return 0;
 }
 
+/*
+ * Deregister the grant's MR. If the device fails to, the MR - and a key
+ * the process may hold - can still be valid, and no later invalidation
+ * reaches it: the process must never run a QP in its PD again. Its
+ * connection is fenced, the instance refuses it from now on
+ * (SACRED_REJ_UNREVOKED), and the PD, which the MR holds, is kept - with
+ * a reference on this module, whose name the PD's resource entry points
+ * to (rdma res show): sacred.ko stays loaded.
+ */
 static void sacred_grant_put_mr(struct sacred_grant *grant)
 {
+	struct sacred_peer *peer = grant->peer;
+	int ret;
+
 	if (!grant->mr)
 		return;
-	ib_dereg_mr(grant->mr);
+	ret = ib_dereg_mr(grant->mr);
+	if (ret) {
+		pr_err_ratelimited("process %u: %s failed to deregister an MR (%d): refusing the process until instance %u is deleted; the module stays loaded\n",
+				   peer->process_id,
+				   peer->pd->device->name, ret,
+				   peer->mem->id);
+		if (!peer->unrevoked)
+			__module_get(THIS_MODULE);
+		peer->unrevoked = true;
+		if (peer->conn)
+			sacred_conn_fence(peer->conn);
+	}
 	grant->mr = NULL;
 	grant->access = 0;
 	grant->peer->nr_mrs--;

@@ -243,6 +243,9 @@ struct sacred_conn;
  * @connects: connections accepted
  * @last_counter: highest proof counter accepted (instances with a key)
  * @raced: its revokes that raced with its incoming packets
+ * @unrevoked: the device failed to deregister one of its MRs, whose key
+ *	may still be valid: its connection was fenced, it is refused from
+ *	then on, and @pd is never freed (the MR holds it)
  */
 struct sacred_peer {
 	struct sacred_mem *mem;
@@ -257,6 +260,7 @@ struct sacred_peer {
 	u64 connects;
 	u64 last_counter;
 	u64 raced;
+	bool unrevoked;
 };
 
 /**

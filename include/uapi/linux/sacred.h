@@ -441,6 +441,10 @@ struct sacred_wire_conn_rep {
  * @SACRED_REJ_RNR_RETRY: the request's rnr_retry_count is 7, which would
  *	make the instance's QP retry a reply the process does not take for
  *	ever; at most 6 is accepted
+ * @SACRED_REJ_UNREVOKED: the device failed to deregister an MR this
+ *	process held a key to, which may still be valid: the instance never
+ *	lets the process run a QP in that protection domain again (refused
+ *	until the instance is deleted)
  */
 enum sacred_wire_rej_reason {
 	SACRED_REJ_VERSION = 1,
@@ -450,6 +454,7 @@ enum sacred_wire_rej_reason {
 	SACRED_REJ_DOWN,
 	SACRED_REJ_AUTH,
 	SACRED_REJ_RNR_RETRY,
+	SACRED_REJ_UNREVOKED,
 };
 
 /**
