@@ -44,6 +44,16 @@
  *   attempt; the process backs off and retries with a higher b.
  * Round trips: 1 on the fast path, 4 otherwise.
  *
+ * The fast path writes proposal number 1 without a phase 1. A process
+ * that crashed may have left such a write on a minority of memories only,
+ * which a quorum read at its next open cannot see: proposing 1 again,
+ * with another value, would put two values under one number, and a
+ * later phase 1 could take either. So an open that may take the fast
+ * path first promises 1 on a quorum (pmp_mark(), at the open, not on the
+ * way to a decision). Every write of an accepted value now follows a
+ * promise of its number on a quorum - phase 1's, or the mark - and a
+ * quorum read at any later open sees it and numbers above it.
+ *
  * Disk Paxos: the same, without changePermission, and phase 2 reads every
  * slot after its write, at each memory, and aborts if any mbal or bal is
  * above b (nothing else stops a contender). The first attempt of process
@@ -67,6 +77,7 @@
 #include "sacred.h"
 
 #define PMP_HDR		24	/* mbal, bal, len, pad */
+#define PMP_FAST_BALLOT	1	/* process 0's first, below everyone's */
 #define PMP_BACKOFF_US	200
 
 /**
@@ -239,6 +250,28 @@ static int pmp_failed(struct sacred_pmp *p,
 	if (sacred_rmem_maybe_on_quorum(p->rm, res, p->cell_size))
 		p->unsure = true;
 	return ret;
+}
+
+/*
+ * Promise the fast path's proposal number in own slot on a quorum (see
+ * the top of this file). Returns 0, or an error after which the fast path
+ * is off - a mark on a minority does no harm: later proposals run phase 1.
+ */
+static int pmp_mark(struct sacred_pmp *p)
+{
+	struct sacred_rmem_result res;
+	struct sacred_io io;
+	int ret;
+
+	ret = pmp_cell(p, PMP_FAST_BALLOT, 0, NULL, 0, &io);
+	if (ret)
+		return ret;
+	ret = sacred_rmem_chain(p->rm, &io, 1, NULL, &res);
+	if (ret)
+		return pmp_failed(p, &res, ret);
+	pmp_written(p);
+	p->mbal = PMP_FAST_BALLOT;
+	return 0;
 }
 
 static struct sacred_io pmp_read_op(const struct sacred_pmp *p)
@@ -491,6 +524,8 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 	now = sacred_clock_ns();
 	if (p->seq < now)
 		p->seq = now;
+	if (p->fast_ok && pmp_mark(p))
+		p->fast_ok = false;
 	*pp = p;
 	return 0;
 
@@ -658,8 +693,10 @@ int sacred_pmp_propose(struct sacred_pmp *p, const void *v, size_t len,
 		bool fast = p->first && p->fast_ok;
 
 		p->first = false;
-		b = pmp_next_ballot(p, p->max_seen > p->mbal ? p->max_seen :
-							      p->mbal);
+		/* Above the mark's promise, once the fast path is behind. */
+		b = fast ? PMP_FAST_BALLOT :
+			   pmp_next_ballot(p, p->max_seen > p->mbal ?
+						      p->max_seen : p->mbal);
 		p->stats.attempts++;
 		ret = p->unsure ? pmp_settle(p) : 0;
 		if (!ret)

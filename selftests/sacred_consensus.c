@@ -463,4 +463,72 @@ TEST_F(cons, reopened_proposer_waits_to_tell_its_last_complete_write)
 	sacred_pmp_close(p);
 }
 
+/*
+ * Process 0 crashed with its fast write - proposal number 1 - on memory
+ * 0 only, and opens again while memory 0 is down. It must not propose
+ * number 1 again with another value: P1, reading memories 0 and 1 later,
+ * would find two values under one number and could take the one nobody
+ * decided. Its first open left the promise of 1 on a quorum; the second
+ * finds it and numbers above. The fast write is made by hand (a process
+ * cannot be stopped between its write at one memory and the next):
+ * lib/pmp.c's cells are 112 bytes with VALUE_MAX 64, the payload (mbal,
+ * bal, len, pad) 24 bytes before the value; it goes into the cell the
+ * open did not write, above its sequence number.
+ */
+TEST_F(cons, reopened_first_leader_never_proposes_number_1_twice)
+{
+	struct sacred_conn *c0 = sacred_rmem_conn(self->p[0], 0);
+	struct proposer pr = {
+		.rm = self->p[1], .alg = SACRED_PMP,
+		.region = CONS_BASE + 4, .me = 1, .value = "P1",
+	};
+	uint8_t payload[24 + 5] = { 0 }, cell[112];
+	uint64_t one = htole64(1), seq = 0;
+	uint32_t vlen = htole32(5);
+	struct sacred_cell_view v;
+	unsigned int i, older = 0;
+	struct sacred_pmp *p;
+	char out[VALUE_MAX];
+	size_t len;
+
+	ASSERT_EQ(0, open_instance(self->p[0], SACRED_PMP, CONS_BASE + 4, 0,
+				   &p));
+	sacred_pmp_close(p);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, once_settled(sacred_read(c0, CONS_BASE + 4,
+						      i * 112, cell,
+						      sizeof(cell))));
+		if (!sacred_cell_decode(cell, sizeof(cell), &v) &&
+		    v.seq > seq) {
+			seq = v.seq;
+			older = 1 - i;
+		}
+	}
+	memcpy(payload, &one, 8);
+	memcpy(payload + 8, &one, 8);
+	memcpy(payload + 16, &vlen, 4);
+	memcpy(payload + 24, "lost", 5);
+	ASSERT_EQ(0, sacred_cell_encode(cell, sizeof(cell), seq + 1, PID(0),
+					payload, sizeof(payload)));
+	ASSERT_EQ(0, sacred_write(c0, CONS_BASE + 4, older * 112, cell,
+				  sizeof(cell)));
+
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	ASSERT_EQ(0, open_instance(self->p[0], SACRED_PMP, CONS_BASE + 4, 0,
+				   &p));
+	ASSERT_EQ(0, sacred_pmp_propose(p, "second", 7, out, sizeof(out),
+					&len));
+	EXPECT_STREQ("second", out);
+	sacred_pmp_close(p);
+
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
+				    SACRED_MEM_UP, 0, NULL));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	propose_thread(&pr);
+	ASSERT_EQ(0, pr.ret);
+	EXPECT_STREQ("second", pr.decided);
+}
+
 TEST_HARNESS_MAIN

@@ -111,16 +111,8 @@ FIXTURE_TEARDOWN(prims)
 static int raw_write(struct sacred_rmem *rm, unsigned int i, uint32_t region,
 		     uint64_t offset, const void *buf, size_t len)
 {
-	unsigned int tries;
-	int ret = -EBUSY;
-
-	for (tries = 0; tries < 200 && ret == -EBUSY; tries++) {
-		ret = sacred_write(sacred_rmem_conn(rm, i), region, offset,
-				   buf, len);
-		if (ret == -EBUSY)
-			usleep(10000);
-	}
-	return ret;
+	return once_settled(sacred_write(sacred_rmem_conn(rm, i), region,
+					 offset, buf, len));
 }
 
 TEST_F(prims, owned_region_one_writer_many_readers)

@@ -54,6 +54,19 @@
 	__ret;								\
 })
 
+/*
+ * @expr, a blocking call on a connection of a replicated memory, made
+ * again while it fails with -EBUSY - stragglers of the handle's last
+ * quorum call still in flight there - for up to two seconds.
+ */
+#define once_settled(expr) ({						\
+	int __ret;							\
+									\
+	for (int __t = 0; (__ret = (expr)) == -EBUSY && __t < 200; __t++) \
+		usleep(10000);						\
+	__ret;								\
+})
+
 /* Run a shell command quietly; returns its exit status or -1. */
 static inline int sh(const char *fmt, ...)
 {
