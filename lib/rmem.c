@@ -715,7 +715,7 @@ static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
 	unsigned int left[SACRED_RMEM_MAX] = { 0 };
 	size_t off[SACRED_RMEM_CHAIN_MAX] = { 0 }, o = 0;
 	uint64_t deadline, seq = ++rm->seq;
-	int timeout = 0, ret;
+	int timeout = 0, err = 0, ret;
 
 	/* Where each READ lands: one after the other when batched. */
 	for (k = 0; batch && k < nops; k++) {
@@ -781,8 +781,10 @@ static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
 			break;
 		ret = sacred_io_wait(rm->conns, rm->nr_mems,
 				     (int)(deadline - now));
-		if (ret < 0)
-			return ret;
+		if (ret < 0) {
+			err = ret;
+			break;
+		}
 		for (i = 0; i < rm->nr_mems; i++) {
 			struct sacred_io_result r;
 
@@ -833,10 +835,13 @@ static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
 			}
 		}
 	}
+	/* Even after a failed wait: those keys may still change. */
 	for (i = 0; i < rm->nr_mems; i++)
 		if (res->status[i] == -EINPROGRESS &&
 		    ops[step[i]].opcode == SACRED_IO_PERM)
 			rm->perm_seq[i] = seq;
+	if (err)
+		return err;
 	return ok >= rm->quorum ? 0 : rmem_error(res);
 }
 
