@@ -41,6 +41,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
@@ -749,6 +750,21 @@ static int kv_connect(const char *dir, int r)
 }
 
 /*
+ * A new client's id, from the kernel's random source: two clients that
+ * shared one would share a duplicate-table entry, and a request of one
+ * could be answered with the other's reply. Never 0 (an empty entry).
+ */
+static uint64_t kv_client_id(void)
+{
+	uint64_t id = 0;
+
+	if (getrandom(&id, sizeof(id), 0) != sizeof(id))
+		id = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL) ^
+		     (uint64_t)clock();
+	return id ?: 1;
+}
+
+/*
  * Send @c until a replica answers it for good: "not leader" moves to the
  * leader named (or the next replica), "unavailable" and a silent or absent
  * replica are retried, until @timeout ms passed. *@hint: the replica to
@@ -817,8 +833,7 @@ static int kv_bench(const char *dir, int nr, int timeout, int count,
 	lat = calloc(count, sizeof(*lat));
 	if (!lat)
 		return 1;
-	srand(getpid() ^ time(NULL));
-	c.client = htole64(((uint64_t)rand() << 32) ^ rand() ^ getpid());
+	c.client = htole64(kv_client_id());
 	for (i = 0; i < count; i++) {
 		struct timespec ts;
 
@@ -943,8 +958,7 @@ static int kv_client(int argc, char **argv)
 		c.vlen = strlen(v);
 		memcpy(c.val, v, c.vlen);
 	}
-	srand(getpid() ^ time(NULL));
-	c.client = htole64(((uint64_t)rand() << 32) ^ rand() ^ getpid());
+	c.client = htole64(kv_client_id());
 	c.req = htole64(1);
 	if (kv_request(dir, nr, timeout, &c, &rep, &r)) {
 		fprintf(stderr, "sacred-kv: no replica answered within %d ms\n",
