@@ -37,6 +37,14 @@
  *                        0: the process never proposes, as if it had
  *                        crashed at once)
  *   NOSYMM               no memory symmetry reduction (see canon())
+ *   RESTART              process 0 may crash and restart once, at any
+ *                        step, knowing only what a read of two memories
+ *                        shows it (sacred_pmp_open()), proposing 2; its
+ *                        first open promised proposal number 1 on at
+ *                        least two memories (pmp_mark())
+ *   BROKEN_NO_MARK       with RESTART: no such promise (the library
+ *                        before 56dfc33; expected to FAIL: proposal
+ *                        number 1 is used with two values)
  */
 
 #define N	3	/* processes 0..N-1, inputs 1..N */
@@ -107,6 +115,7 @@ byte perm[M];
 
 byte mdown = M;		/* the crashed memory, M: none; at most one */
 byte pdown;		/* crashed processes (PCRASH), at most N-1 */
+bit rs;			/* process 0 restarted (RESTART) */
 
 /*
  * What each process p knows about each memory i, at [p * M + i]. These
@@ -603,6 +612,111 @@ inline step(i)
 	}
 }
 
+#ifdef RESTART
+/*
+ * sacred_pmp_open() of a process that crashed and starts again: what it
+ * had in flight stays in flight, what it knew is gone. It reads every
+ * slot of the two memories other than x (a quorum read; the memory left
+ * out may hold what the others do not): the highest number there is
+ * where its proposals go on from, its own newest accepted pair is its
+ * own again, and its next writes go to the other cell than its newest
+ * one read. It takes the fast path - proposal number 1, no phase 1 -
+ * only if it read nothing at all and holds write on a quorum, as the
+ * library does; then it proposes 2, not its first input.
+ */
+inline reopen(out)
+{
+	leave_behind();
+	rs = 1;
+	b = 0; att = 0; acc = 0; aval = 0; eacc = 0; eaval = 0; seen = 0;
+	v2 = 0; nclean = 0; nw2 = 0; p1acc = 0; p1val = 0;
+	input = 2;
+	ko = 1;			/* fast path possible: nothing read yet */
+	st = 0;			/* an own cell read ... */
+	tmp = 1;		/* ... its cell (1: none, write cell 0 first) */
+	j = 0;
+	do
+	:: j < M ->
+		if
+		:: j != out ->
+			s = 0;
+			do
+			:: s < N ->
+				if
+				:: C(j, s, 0).valid && C(j, s, 1).valid ->
+					if
+					:: C(j, s, 1).min > C(j, s, 0).min ||
+					   (C(j, s, 1).min == C(j, s, 0).min &&
+					    C(j, s, 1).acc > C(j, s, 0).acc) ->
+						c = 1
+					:: else -> c = 0
+					fi
+				:: C(j, s, 0).valid && !C(j, s, 1).valid -> c = 0
+				:: !C(j, s, 0).valid && C(j, s, 1).valid -> c = 1
+				:: else -> c = 2
+				fi;
+				if
+				:: c < 2 ->
+					ko = 0;
+					if
+					:: C(j, s, c).min > seen ->
+						seen = C(j, s, c).min
+					:: else
+					fi;
+					if
+					:: C(j, s, c).acc > seen ->
+						seen = C(j, s, c).acc
+					:: else
+					fi;
+					if
+					:: s == p && C(j, s, c).acc > acc ->
+						acc = C(j, s, c).acc;
+						aval = C(j, s, c).val
+					:: else
+					fi;
+					if
+					:: s == p &&
+					   (!st || C(j, s, c).min > rhi ||
+					    (C(j, s, c).min == rhi &&
+					     C(j, s, c).acc >= rval)) ->
+						st = 1;
+						rhi = C(j, s, c).min;
+						rval = C(j, s, c).acc;
+						tmp = c
+					:: else
+					fi
+				:: else
+				fi;
+				s++
+			:: else -> break
+			od
+		:: else
+		fi;
+		j++
+	:: else -> break
+	od;
+	LASTACK(0) = tmp;
+	LASTACK(1) = tmp;
+	LASTACK(2) = tmp;
+	if
+	:: ko && (perm[0] == p) + (perm[1] == p) + (perm[2] == p) >= MAJ ->
+		att = 1;
+		b = 1;
+		phase = P2;
+		if
+		:: att < ATTS(p) -> acc = b; aval = input
+		:: else
+		fi;
+		v2 = input;
+		PR(0) = 3;
+		PR(1) = 3;
+		PR(2) = 3
+	:: else -> new_attempt()
+	fi;
+	s = 0; c = 0; j = 0; ko = 0; tmp = 0; st = 0; rhi = 0; rval = 0
+}
+#endif
+
 proctype proposer(byte p; byte input)
 {
 	byte b;			/* proposal number of the current attempt */
@@ -667,6 +781,18 @@ proctype proposer(byte p; byte input)
 		fi;
 		step(mi)
 	   }
+#ifdef RESTART
+	/* crash and restart, once: reopen reading all memories but mi */
+	:: atomic {
+		p == 0 && !rs && phase != DONE ->
+		if
+		:: mdown != 1 && mdown != 2 -> mi = 0
+		:: mdown != 0 && mdown != 2 -> mi = 1
+		:: mdown != 0 && mdown != 1 -> mi = 2
+		fi;
+		d_step { reopen(mi); mi = 0; canon() }
+	   }
+#endif
 #ifdef PCRASH
 	/* crash: stop at any step; what is in flight may still land */
 	:: d_step { phase != DONE && pdown < N - 1 -> pdown++; retire() }
@@ -688,6 +814,30 @@ active proctype crash()
 
 init {
 	atomic {
+#if defined(RESTART) && !defined(BROKEN_NO_MARK)
+		/*
+		 * pmp_mark(): process 0's first open promised 1 in cell 0 of
+		 * its slot on a quorum - memory 0 may lack it - before its fast
+		 * path (which thus writes cell 1).
+		 */
+		if
+		:: mi = 0
+		:: mi = M
+		fi;
+		j = 0;
+		do
+		:: j < M ->
+			if
+			:: j != mi -> C(j, 0, 0).min = 1; C(j, 0, 0).valid = true
+			:: else
+			fi;
+			glast[j] = 0;
+			j++
+		:: else -> break
+		od;
+		mi = 0;
+		j = 0;
+#endif
 		run proposer(0, 1);
 		run proposer(1, 2);
 		run proposer(2, 3)
