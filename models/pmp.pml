@@ -157,6 +157,26 @@ byte decided;		/* first decided value, 0: none yet */
 byte ndec;		/* processes that decided */
 
 /*
+ * Which cell slot s of memory i reads as, into c: its valid cell with the
+ * highest (min, acc), or 2 if it has no valid cell (an empty slot).
+ */
+inline slot_cell(i)
+{
+	if
+	:: C(i, s, 0).valid && C(i, s, 1).valid ->
+		if
+		:: C(i, s, 1).min > C(i, s, 0).min ||
+		   (C(i, s, 1).min == C(i, s, 0).min &&
+		    C(i, s, 1).acc > C(i, s, 0).acc) -> c = 1
+		:: else -> c = 0
+		fi
+	:: C(i, s, 0).valid && !C(i, s, 1).valid -> c = 0
+	:: !C(i, s, 0).valid && C(i, s, 1).valid -> c = 1
+	:: else -> c = 2
+	fi
+}
+
+/*
  * The read of memory i by process p with proposal number rb. A slot
  * reads as its valid cell with the highest (min, acc); a slot without a
  * valid cell reads as empty. Sets rhi if some slot has min or acc above
@@ -168,18 +188,7 @@ inline read_slots(i, rb)
 	s = 0;
 	do
 	:: s < N ->
-		if
-		:: C(i, s, 0).valid && C(i, s, 1).valid ->
-			if
-			:: C(i, s, 1).min > C(i, s, 0).min ||
-			   (C(i, s, 1).min == C(i, s, 0).min &&
-			    C(i, s, 1).acc > C(i, s, 0).acc) -> c = 1
-			:: else -> c = 0
-			fi
-		:: C(i, s, 0).valid && !C(i, s, 1).valid -> c = 0
-		:: !C(i, s, 0).valid && C(i, s, 1).valid -> c = 1
-		:: else -> c = 2	/* empty slot */
-		fi;
+		slot_cell(i);
 		if
 		:: c < 2 ->
 			if
@@ -642,19 +651,7 @@ inline reopen(out)
 			s = 0;
 			do
 			:: s < N ->
-				if
-				:: C(j, s, 0).valid && C(j, s, 1).valid ->
-					if
-					:: C(j, s, 1).min > C(j, s, 0).min ||
-					   (C(j, s, 1).min == C(j, s, 0).min &&
-					    C(j, s, 1).acc > C(j, s, 0).acc) ->
-						c = 1
-					:: else -> c = 0
-					fi
-				:: C(j, s, 0).valid && !C(j, s, 1).valid -> c = 0
-				:: !C(j, s, 0).valid && C(j, s, 1).valid -> c = 1
-				:: else -> c = 2
-				fi;
+				slot_cell(j);
 				if
 				:: c < 2 ->
 					ko = 0;
