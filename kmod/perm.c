@@ -188,6 +188,8 @@ static void sacred_grant_put_mr(struct sacred_grant *grant)
 		return;
 	ret = ib_dereg_mr(grant->mr);
 	if (ret) {
+		struct sacred_conn *conn = sacred_peer_conn(peer);
+
 		pr_err_ratelimited("process %u: %s failed to deregister an MR (%d): refusing the process until instance %u is deleted; the module stays loaded\n",
 				   peer->process_id,
 				   peer->pd->device->name, ret,
@@ -195,14 +197,14 @@ static void sacred_grant_put_mr(struct sacred_grant *grant)
 		if (!peer->unrevoked)
 			__module_get(THIS_MODULE);
 		peer->unrevoked = true;
-		if (peer->conn)
-			sacred_conn_fence(peer->conn);
+		if (conn)
+			sacred_conn_fence(conn);
 	}
 	grant->mr = NULL;
 	grant->access = 0;
-	grant->peer->nr_mrs--;
-	atomic_dec(&grant->peer->mem->nr_mrs);
-	atomic64_sub(grant->region->mr_pages, &grant->peer->mem->mr_pages);
+	peer->nr_mrs--;
+	atomic_dec(&peer->mem->nr_mrs);
+	atomic64_sub(grant->region->mr_pages, &peer->mem->mr_pages);
 	atomic_dec(&sacred_live.mrs);
 }
 
