@@ -10,7 +10,8 @@
 #
 # Then the programs in SACRED_VALGRIND (default: the data path, the
 # primitives, single-shot consensus and non-equivocating broadcast) run
-# again under valgrind, as suites "<name>-valgrind": their own TAP, plus one
+# again under valgrind, SACRED_VALGRIND_JOBS at a time (default 2), as
+# suites "<name>-valgrind": their own TAP, plus one
 # line saying whether valgrind found invalid accesses, uses of undefined
 # values or leaks (definite or indirect) in any test's process. Set
 # SACRED_VALGRIND="" to skip them; they are skipped without valgrind.
@@ -19,7 +20,9 @@
 cd "$(dirname "$0")" || exit 1
 rc=0
 
-valgrind_run() { # valgrind_run PROGRAM
+# valgrind_run PROGRAM: its TAP and valgrind's verdict on stdout; exits
+# non-zero if either failed.
+valgrind_run() {
 	log=$(mktemp)
 	echo "# selftest: $1-valgrind"
 	t0=$(date +%s)
@@ -32,12 +35,24 @@ valgrind_run() { # valgrind_run PROGRAM
 	if [ -s "$log" ] || [ "$st" -eq 99 ]; then
 		sed 's/^/# /' "$log"
 		echo "not ok 999 valgrind: errors or leaks (exit status $st)"
-		rc=1
+		st=1
 	else
 		echo "ok 999 valgrind: no invalid accesses, no leaks"
 	fi
-	[ "$st" -eq 0 ] || rc=1
 	rm -f "$log"
+	return "$st"
+}
+
+# valgrind_lane DIR PROGRAM...: run, one after the other, every PROGRAM
+# no other lane has claimed yet (mkdir is the claim), each one's output
+# in DIR/PROGRAM.out and a DIR/PROGRAM.failed for a failure.
+valgrind_lane() {
+	dir=$1
+	shift
+	for t in "$@"; do
+		mkdir "$dir/$t.claim" 2> /dev/null || continue
+		valgrind_run "$t" > "$dir/$t.out" 2>&1 || : > "$dir/$t.failed"
+	done
 }
 
 # SACRED_SELFTESTS=none runs none of them (make check-valgrind).
@@ -50,9 +65,24 @@ for t in ${SACRED_SELFTESTS:-sacred_netlink sacred_dev sacred_mem sacred_region 
 	"$p" || rc=1
 	echo "# $t: $(($(date +%s) - t0)) s"
 done
+# Valgrind runs one thread at a time, so one such program keeps one vCPU
+# busy: SACRED_VALGRIND_JOBS (default 2, the rig's vCPUs) of them run at
+# once, each suite's output printed whole, in the list's order, when all
+# are done. The list starts with the longest: the lanes end together.
 if command -v valgrind > /dev/null; then
-	for t in ${SACRED_VALGRIND-sacred_conn sacred_io sacred_rmem sacred_prims sacred_consensus sacred_neb}; do
-		valgrind_run "$t"
+	vg=${SACRED_VALGRIND-sacred_conn sacred_neb sacred_rmem sacred_consensus sacred_prims sacred_io}
+	vgdir=$(mktemp -d)
+	j=0
+	while [ "$j" -lt "${SACRED_VALGRIND_JOBS:-2}" ]; do
+		# shellcheck disable=SC2086 # the list is words
+		valgrind_lane "$vgdir" $vg &
+		j=$((j + 1))
 	done
+	wait
+	for t in $vg; do
+		cat "$vgdir/$t.out"
+		[ -e "$vgdir/$t.failed" ] && rc=1
+	done
+	rm -rf "$vgdir"
 fi
 exit $rc
