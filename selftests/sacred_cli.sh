@@ -22,7 +22,9 @@
 # Output is TAP, as the kselftest harness prints it: one "ok N - name" or
 # "not ok N - name" per case, comment lines with "# " saying why a case
 # failed. Environment: SACRED_RXE_DEVS, SACRED_RXE_ADDRS (the rig's),
-# SACRED_CLI (the binary, default ../tools/sacred).
+# SACRED_CLI (the binary, default ../tools/sacred), SACRED_CLI_CASES (the
+# cases to run by function name, e.g. "case_batch case_valgrind"; the
+# others are skipped; default all). Each case's time is a comment line.
 
 cd "$(dirname "$0")" || exit 1
 top=$(cd .. && pwd)
@@ -1049,7 +1051,14 @@ case_batch() {
 	ok memory del 7593
 }
 
-# A few commands under valgrind: no invalid access, no leak.
+# The CLI under valgrind: no invalid access, no leak. Starting a program
+# under valgrind in the TCG guest costs about 14 s, so the paths are run
+# as one forced batch (the commands share a process, so a per-command
+# leak adds up and is found at exit) plus the monitor: a dump in JSON,
+# pretty; an add; an ACL parsed into an array and a dump with ACLs grown
+# to fit (-d); a kernel refusal with extack; a refused permission change;
+# a usage error after an allocation; the peer kept out of a dump; an
+# unknown command; then the monitor from start to SIGTERM.
 case_valgrind() {
 	local -a vg
 	local f i
@@ -1062,35 +1071,47 @@ case_valgrind() {
 	vg=(valgrind -q --leak-check=full --show-leak-kinds=definite,indirect
 	    --errors-for-leak-kinds=definite,indirect --error-exitcode=99
 	    --log-file="$T/vg.%p")
-	tmo=120
-	# About 4 s each in the VM: one of each kind of path. A dump in
-	# JSON, an add, an ACL (parsed into an array), a dump with ACLs
-	# grown to fit (-d), a kernel refusal with extack, a refused
-	# permission change, a usage error after an allocation, the peer
-	# kept out of a dump; then the monitor.
+	tmo=180
+	{
+		echo "dev show"
+		echo "memory add dev $dev0 port 7592 id 7592 cap 4m"
+		echo "region add mem 7592 size 64k policy fenced id 1"
+		# 100 processes: more than "show -d" makes room for at first.
+		echo "region set 7592/1 acl $(seq 1 100 | sed 's/$/:rw/' | paste -sd,)"
+		echo "region show mem 7592"
+		echo "memory add dev nosuch0 port 7581"
+		echo "perm set 7592/1 pid 200 access rw ballot 2"
+		echo "region set 7592/1 acl 1:r,2:x"
+		echo "peer show 7592/9"
+		echo "bogus"
+		echo "region show 7592/1"
+	} > "$T/vgbatch"
 	wrap=("${vg[@]}")
-	ok -j -p dev show
-	ok -j memory add dev "$dev0" port 7592 id 7592 cap 4m
+	run -force -d -j -p -batch "$T/vgbatch"
 	wrap=()
-	ok region add mem 7592 size 64k policy fenced id 1
-	wrap=("${vg[@]}")
-	# 100 processes: more than "show -d" makes room for at first.
-	ok region set 7592/1 acl "$(seq 1 100 | sed 's/$/:rw/' | paste -sd,)"
-	ok -d -j region show mem 7592 &&
-		expect "-d -j region show under valgrind: entries" "$(js '.[0].acl | length')" 100
-	err 1 'no such RDMA device' memory add dev nosuch0 port 7581
-	err 1 'the ACL does not allow that access' perm set 7592/1 pid 200 access rw ballot 2
-	err 255 'invalid ACL entry "2:x"' region set 7592/1 acl 1:r,2:x
-	err 1 'process 9 is not known' -j peer show 7592/9
-	printf 'region show 7592/1\nbogus\nregion show 7592/1\n' > "$T/vgbatch"
-	run -force -j -batch "$T/vgbatch"
-	expect "-force -j -batch under valgrind: exit status" "$rc" 255
+	expect "-force -batch under valgrind: exit status of the first failure" "$rc" 1
+	expect "-force -batch under valgrind: failures" \
+		"$(grep '^Command failed ' "$T/err" | sed 's/.*://' | paste -sd,)" "6,7,8,9,10"
+	for f in 'no such RDMA device' 'the ACL does not allow that access' \
+		 'invalid ACL entry "2:x"' 'process 9 is not known' \
+		 'unknown object "bogus"'; do
+		grep -qF -- "$f" "$T/err" ||
+			{ fail "-force -batch under valgrind: stderr does not say '$f'"; show_io; }
+	done
+	# One JSON array per command that prints: dev show, memory add,
+	# region add, region show mem, region show (region set prints none).
+	expect "-force -batch under valgrind: documents" \
+		"$(jq -s -c 'map(type)' < "$T/out" 2>&1)" \
+		'["array","array","array","array","array"]'
+	expect "-d region show under valgrind: ACL entries" \
+		"$(jq -s -c '[(.[3][0].acl | length), (.[4][0].acl | length)]' < "$T/out" 2>&1)" "[100,100]"
+	expect "dev show under valgrind: $dev0 listed" \
+		"$(jq -s --arg d "$dev0" '[.[0][] | select(.ifname == $d)] | length' < "$T/out" 2>&1)" 1
 	# The monitor, from start to SIGTERM.
 	"${vg[@]}" "$SACRED" -j monitor mem 7592 > "$T/vgmon" 2> "$T/vgmon.err" &
 	i=$!
 	bg_pids="$bg_pids $i"
 	stop_monitor "$i" "$T/vgmon" 7592 "monitor under valgrind"
-	wrap=()
 	tmo=60
 	for f in "$T"/vg.*; do
 		[ -s "$f" ] || continue
@@ -1144,6 +1165,12 @@ skipped=0
 for c in "${cases[@]}"; do
 	n=$((n + 1))
 	case_name=${c#*|}
+	if [ -n "${SACRED_CLI_CASES:-}" ] &&
+	   [[ " $SACRED_CLI_CASES " != *" ${c%%|*} "* ]]; then
+		echo "ok $n - $case_name # SKIP not in SACRED_CLI_CASES"
+		skipped=$((skipped + 1))
+		continue
+	fi
 	if [ -n "$missing" ]; then
 		echo "ok $n - $case_name # SKIP $missing"
 		skipped=$((skipped + 1))
@@ -1154,7 +1181,9 @@ for c in "${cases[@]}"; do
 	skip=""
 	wrap=()
 	tmo=60
+	t0=${EPOCHREALTIME/./}
 	"${c%%|*}"
+	echo "# ${c%%|*}: $(((${EPOCHREALTIME/./} - t0) / 1000)) ms"
 	if [ -e "$T/failed" ]; then
 		echo "not ok $n - $case_name"
 		failed=$((failed + 1))
