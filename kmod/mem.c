@@ -28,6 +28,13 @@
 #include "sacred.h"
 
 static DEFINE_XARRAY_ALLOC(sacred_mems);
+/*
+ * Where the search for an id starts when MEM_NEW asks for none: ids go
+ * round, as ifindex does, so a deleted instance's id is not given to the
+ * next one. An admin's second "memory del 3", or a test making its
+ * instance again under its old id, then meets nobody else's instance.
+ */
+static u32 sacred_mem_next_id;
 /* Bumped on every change of the table; lets dumps detect interruption. */
 unsigned int sacred_mem_gen;
 
@@ -211,12 +218,13 @@ int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
 			ret = -EEXIST;
 		}
 	} else {
-		ret = xa_alloc(&sacred_mems, &mem->id, mem,
-			       XA_LIMIT(0, U32_MAX - 1), GFP_KERNEL);
+		ret = xa_alloc_cyclic(&sacred_mems, &mem->id, mem,
+				      XA_LIMIT(0, U32_MAX - 1),
+				      &sacred_mem_next_id, GFP_KERNEL);
 		if (ret == -EBUSY)
 			NL_SET_ERR_MSG(extack, "no free memory instance id");
 	}
-	if (ret)
+	if (ret < 0)	/* xa_alloc_cyclic(): 1 if the ids wrapped */
 		goto err_free;
 
 	ret = sacred_mem_listen(mem, extack);

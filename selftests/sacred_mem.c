@@ -115,6 +115,31 @@ TEST_F(mem, add_on_default_address_and_show)
 	EXPECT_EQ(-ENOENT, sacred_mem_del(self->ctrl, m.id));
 }
 
+/*
+ * Ids go round, as ifindex does: the instance made after a deletion does
+ * not get the deleted one's id, so whoever still holds that id (a second
+ * "memory del", a test that makes its instance again under its old id)
+ * meets nobody else's instance. An id asked for by name is still given.
+ */
+TEST_F(mem, deleted_id_is_not_given_again)
+{
+	struct sacred_mem_params p;
+	struct sacred_mem_info a, b, c;
+
+	params(&p, self->dev, NULL, TEST_CM_PORT);
+	ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &a));
+	ASSERT_EQ(0, sacred_mem_del(self->ctrl, a.id));
+	ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &b));
+	EXPECT_NE(a.id, b.id);
+	EXPECT_EQ(-ENOENT, sacred_mem_del(self->ctrl, a.id));
+	EXPECT_EQ(0, sacred_mem_get(self->ctrl, b.id, &c));
+
+	p.id = a.id;
+	p.cm_port = TEST_CM_PORT + 1;
+	ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &c));
+	EXPECT_EQ(a.id, c.id);
+}
+
 TEST_F(mem, explicit_id_is_kept_and_duplicate_refused)
 {
 	struct sacred_mem_params p;
