@@ -217,13 +217,16 @@ check-unit: unit
 	scripts/check --unit-only
 
 # Every kselftest built on libsacred under valgrind, and nothing else
-# (make check runs six of them again; the log, KV and Cheap Quorum ones
-# race clocks and take minutes under valgrind: Documentation/testing.rst).
-VALGRIND_SUITES := sacred_conn sacred_io sacred_rmem sacred_prims \
-	sacred_consensus sacred_log sacred_kv sacred_neb sacred_cq
+# (make check runs six of them again, two at a time; the log, KV and
+# Cheap Quorum ones race clocks and take minutes under valgrind, so here
+# they run one at a time unless SACRED_VALGRIND_JOBS says otherwise:
+# Documentation/testing.rst).
+VALGRIND_SUITES := sacred_cq sacred_log sacred_kv sacred_conn sacred_neb \
+	sacred_rmem sacred_consensus sacred_prims sacred_io
 check-valgrind:
 	scripts/deps
 	$(MAKE) all
+	SACRED_VALGRIND_JOBS=$${SACRED_VALGRIND_JOBS:-1} \
 	SACRED_SELFTESTS=none SACRED_VALGRIND="$(VALGRIND_SUITES)" \
 		scripts/check --vm-only --no-multivm $(if $(KVER),--kver $(KVER))
 
