@@ -189,7 +189,8 @@ int main(int argc, char **argv)
 {
 	static double sus[2 * MAX_TRIALS], lead[2 * MAX_TRIALS],
 		      com[2 * MAX_TRIALS], dlead[2 * MAX_TRIALS],
-		      dcom[2 * MAX_TRIALS];
+		      dcom[2 * MAX_TRIALS], trial[2 * MAX_TRIALS][3];
+	static int who[2 * MAX_TRIALS];
 	struct sacred_mem_info mem[NR_MEMS];
 	int trials = 20, suspect_ms = 200, hb_ms = 10, opt, i, t, ret;
 	int done = 0, failed = 0, by[NR_PROCS] = { 0 };
@@ -285,6 +286,7 @@ int main(int argc, char **argv)
 				sus[done] = msg.suspect - t_kill;
 				lead[done] = msg.leader - t_kill;
 				com[done] = msg.commit - t_kill;
+				who[done] = msg.who;
 				by[msg.who]++;
 				done++;
 				got = true;
@@ -315,6 +317,9 @@ int main(int argc, char **argv)
 		for (i = 0; i < done; i++) {
 			dlead[i] = lead[i] - sus[i];
 			dcom[i] = com[i] - sus[i];
+			trial[i][0] = sus[i];
+			trial[i][1] = lead[i];
+			trial[i][2] = com[i];
 		}
 		printf("| phase (from the kill) | min | median | p99 | max | n |\n");
 		printf("|---|---|---|---|---|---|\n");
@@ -327,6 +332,20 @@ int main(int argc, char **argv)
 		report("takeover and first commit", dcom, done);
 	}
 	printf("\nRun: %.0f s.\n", (now_us() - t_start) / 1e6);
+	/*
+	 * Every trial, in the order run, after "Run:" (the end of what
+	 * scripts/bench-report copies into its report): the distribution
+	 * it plots (failover.png).
+	 */
+	if (done) {
+		printf("\n## Each trial\n\n");
+		printf("| trial | new leader | suspected | leader | first new commit |\n");
+		printf("|---|---|---|---|---|\n");
+		for (i = 0; i < done; i++)
+			printf("| %d | P%d | %.1f | %.1f | %.1f |\n", i + 1,
+			       who[i], trial[i][0] / 1e3, trial[i][1] / 1e3,
+			       trial[i][2] / 1e3);
+	}
 	for (i = 0; i < NR_MEMS; i++)
 		sacred_mem_del(ctrl, mem[i].id);
 	sacred_ctrl_close(ctrl);
