@@ -76,13 +76,21 @@ static int connect_proc(struct __test_metadata *_metadata,
 	return sacred_attach(self->p[pid], self->region, &ra);
 }
 
-FIXTURE_SETUP(perm)
+/*
+ * A memory instance with one region under @policy, the ACL below, and the
+ * three processes connected and attached. Shared by the fixtures: perm
+ * runs a test under every policy, perm_ew and perm_acl only under the
+ * policies their tests are about (no test skips because a policy does not
+ * apply).
+ */
+static void perm_open(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(perm) *self, uint8_t policy)
 {
 	struct sacred_mem_params mp = { .id = SACRED_MEM_ID_ANY };
 	struct sacred_region_info ri;
 	char dev[64], ip[64];
-	uint32_t a2 = variant->policy == SACRED_POLICY_SWMR ||
-		      variant->policy == SACRED_POLICY_REVOKE_ONLY ? R : RW;
+	uint32_t a2 = policy == SACRED_POLICY_SWMR ||
+		      policy == SACRED_POLICY_REVOKE_ONLY ? R : RW;
 	int ret, i;
 
 	ret = sacred_ctrl_open(&self->ctrl);
@@ -97,8 +105,8 @@ FIXTURE_SETUP(perm)
 	ASSERT_EQ(0, sacred_mem_new(self->ctrl, &mp, &self->mem));
 	memcpy(&self->addr, &self->mem.addr, sizeof(self->addr));
 	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
-				       SACRED_REGION_ID_ANY, RSIZE,
-				       variant->policy, &ri));
+				       SACRED_REGION_ID_ANY, RSIZE, policy,
+				       &ri));
 	self->region = ri.id;
 	/* 1 may write, 2 may write unless the policy wants one writer, 3 reads. */
 	ASSERT_EQ(0, set_acl(self->ctrl, self->mem.id, self->region, RW, a2,
@@ -107,7 +115,7 @@ FIXTURE_SETUP(perm)
 		ASSERT_EQ(0, connect_proc(_metadata, self, i));
 }
 
-FIXTURE_TEARDOWN(perm)
+static void perm_close(FIXTURE_DATA(perm) *self)
 {
 	int i;
 
@@ -116,6 +124,53 @@ FIXTURE_TEARDOWN(perm)
 	if (self->ctrl && self->mem.state)
 		sacred_mem_del(self->ctrl, self->mem.id);
 	sacred_ctrl_close(self->ctrl);
+}
+
+FIXTURE_SETUP(perm)
+{
+	perm_open(_metadata, self, variant->policy);
+}
+
+FIXTURE_TEARDOWN(perm)
+{
+	perm_close(self);
+}
+
+/* Exclusive-writer only: a process may change its own access at will. */
+FIXTURE(perm_ew) {
+	FIXTURE_DATA(perm) f;
+};
+
+FIXTURE_SETUP(perm_ew)
+{
+	perm_open(_metadata, &self->f, SACRED_POLICY_EXCLUSIVE_WRITER);
+}
+
+FIXTURE_TEARDOWN(perm_ew)
+{
+	perm_close(&self->f);
+}
+
+/* The policies under which nothing changes access at runtime. */
+FIXTURE(perm_acl) {
+	FIXTURE_DATA(perm) f;
+};
+
+FIXTURE_VARIANT(perm_acl) {
+	uint8_t policy;
+};
+
+FIXTURE_VARIANT_ADD(perm_acl, static_) { .policy = SACRED_POLICY_STATIC };
+FIXTURE_VARIANT_ADD(perm_acl, swmr) { .policy = SACRED_POLICY_SWMR };
+
+FIXTURE_SETUP(perm_acl)
+{
+	perm_open(_metadata, &self->f, variant->policy);
+}
+
+FIXTURE_TEARDOWN(perm_acl)
+{
+	perm_close(&self->f);
 }
 
 static uint32_t held(FIXTURE_DATA(perm) *self, int pid)
@@ -266,16 +321,14 @@ TEST_F(perm, refused_request_changes_nothing)
  * key the process did not hold in its last 255 grants, and the process
  * keeps a single MR.
  */
-TEST_F(perm, keys_never_repeat_across_the_8_bit_wrap)
+TEST_F(perm_ew, keys_never_repeat_across_the_8_bit_wrap)
 {
 	static uint32_t keys[600];
 	struct sacred_perm_result res;
 	int i, j, bad = 0;
 
-	if (variant->policy != SACRED_POLICY_EXCLUSIVE_WRITER)
-		SKIP(return, "exclusive-writer lets a process change itself");
 	for (i = 0; i < 600; i++) {
-		ASSERT_EQ(0, ask(self, 1, i % 2 ? R : RW, 0, 0, &res));
+		ASSERT_EQ(0, ask(&self->f, 1, i % 2 ? R : RW, 0, 0, &res));
 		keys[i] = res.region.rkey;
 	}
 	for (i = 0; i < 600; i++)
@@ -289,41 +342,36 @@ TEST_F(perm, keys_never_repeat_across_the_8_bit_wrap)
  * access: a new ACL that makes 2 the writer instead of 1 leaves 2 able to
  * write and 1 not - not the old access cut down to the new maximum.
  */
-TEST_F(perm, acl_handing_write_over_moves_it_where_the_acl_is_the_access)
+TEST_F(perm_acl, acl_handing_write_over_moves_it_where_the_acl_is_the_access)
 {
+	FIXTURE_DATA(perm) *f = &self->f;
 	struct sacred_region_attr ra;
 	uint64_t v = 42;
 
-	if (variant->policy != SACRED_POLICY_STATIC &&
-	    variant->policy != SACRED_POLICY_SWMR)
-		SKIP(return, "access changes at runtime under this policy");
-	ASSERT_EQ(0, set_acl(self->ctrl, self->mem.id, self->region, R, RW,
-			     R));
-	ASSERT_EQ(0, sacred_conn_reconnect(self->p[2]));
-	ASSERT_EQ(0, sacred_attach(self->p[2], self->region, &ra));
+	ASSERT_EQ(0, set_acl(f->ctrl, f->mem.id, f->region, R, RW, R));
+	ASSERT_EQ(0, sacred_conn_reconnect(f->p[2]));
+	ASSERT_EQ(0, sacred_attach(f->p[2], f->region, &ra));
 	EXPECT_EQ(RW, ra.access);
-	EXPECT_EQ(0, sacred_write(self->p[2], self->region, 16, &v,
-				  sizeof(v)));
-	EXPECT_EQ(42, peek(_metadata, self, 16));
-	EXPECT_NE(0, try_write(self, 1, 16, 0xbad));
-	EXPECT_EQ(42, peek(_metadata, self, 16));
-	ASSERT_EQ(0, sacred_attach(self->p[1], self->region, &ra));
+	EXPECT_EQ(0, sacred_write(f->p[2], f->region, 16, &v, sizeof(v)));
+	EXPECT_EQ(42, peek(_metadata, f, 16));
+	EXPECT_NE(0, try_write(f, 1, 16, 0xbad));
+	EXPECT_EQ(42, peek(_metadata, f, 16));
+	ASSERT_EQ(0, sacred_attach(f->p[1], f->region, &ra));
 	EXPECT_EQ(R, ra.access);
 }
 
-TEST_F(perm, epoch_counts_accepted_changes)
+TEST_F(perm_ew, epoch_counts_accepted_changes)
 {
+	FIXTURE_DATA(perm) *f = &self->f;
 	struct sacred_perm_result res;
 	uint32_t e0;
 
-	if (variant->policy != SACRED_POLICY_EXCLUSIVE_WRITER)
-		SKIP(return, "needs a policy that accepts changes");
-	ASSERT_EQ(0, ask(self, 1, RW, 0, 0, &res));
+	ASSERT_EQ(0, ask(f, 1, RW, 0, 0, &res));
 	e0 = res.region.epoch;
-	ASSERT_EQ(0, ask(self, 2, RW, 0, 0, &res));
+	ASSERT_EQ(0, ask(f, 2, RW, 0, 0, &res));
 	EXPECT_EQ(e0 + 1, res.region.epoch);
-	EXPECT_EQ(-EPERM, ask(self, 3, RW, 0, 0, &res));
-	ASSERT_EQ(0, ask(self, 2, R, 0, 0, &res));
+	EXPECT_EQ(-EPERM, ask(f, 3, RW, 0, 0, &res));
+	ASSERT_EQ(0, ask(f, 2, R, 0, 0, &res));
 	EXPECT_EQ(e0 + 2, res.region.epoch);
 }
 
@@ -394,10 +442,15 @@ TEST_F(perm, peer_list_counts_connections_and_mrs)
 
 TEST_F(perm, region_deleted_under_a_writer)
 {
+	struct sacred_perm_result res;
 	uint64_t v = 1;
 
+	/* Where write is asked for, not held from the attach, ask. */
 	if (!(held(self, 1) & SACRED_ACCESS_WRITE))
-		SKIP(return, "process 1 holds no write here");
+		ASSERT_EQ(0, ask(self, 1, RW,
+				 variant->policy == SACRED_POLICY_FENCED ? 1 : 0,
+				 0, &res));
+	ASSERT_EQ(RW, held(self, 1));
 	ASSERT_EQ(0, sacred_write(self->p[1], self->region, 0, &v, sizeof(v)));
 	ASSERT_EQ(0, sacred_region_del(self->ctrl, self->mem.id, self->region));
 	EXPECT_NE(0, sacred_write(self->p[1], self->region, 0, &v, sizeof(v)));
