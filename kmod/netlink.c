@@ -623,7 +623,10 @@ static int sacred_nl_region_fill(struct sk_buff *skb,
 	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_RACED, region->raced,
 			      SACRED_ATTR_PAD) ||
 	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_TAG, region->tag,
-			      SACRED_ATTR_PAD))
+			      SACRED_ATTR_PAD) ||
+	    (region->prog &&
+	     nla_put_u32(skb, SACRED_ATTR_REGION_PROG_ID,
+			 sacred_bpf_prog_id(region->prog))))
 		goto cancel;
 
 	/*
@@ -701,10 +704,46 @@ static int sacred_nl_region_reply(struct sacred_region *region, u8 cmd,
 	return genlmsg_reply(msg, info);
 }
 
+/*
+ * The program of a region whose policy is to be @policy: taken from
+ * REGION_PROG_FD, which policy bpf needs and every other policy refuses.
+ * NULL with *@ret 0 when there is none to take.
+ */
+static struct sacred_region_prog *sacred_nl_region_prog(struct genl_info *info,
+							u8 policy, int *ret)
+{
+	struct nlattr *fd = info->attrs[SACRED_ATTR_REGION_PROG_FD];
+	struct sacred_region_prog *rp;
+
+	*ret = 0;
+	if (policy != SACRED_POLICY_BPF) {
+		if (!fd)
+			return NULL;
+		NL_SET_ERR_MSG_ATTR(info->extack, fd,
+				    "REGION_PROG_FD is for policy bpf only");
+		*ret = -EINVAL;
+		return NULL;
+	}
+	if (!fd) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[SACRED_ATTR_REGION_POLICY],
+				    "policy bpf needs a program: REGION_PROG_FD");
+		*ret = -EINVAL;
+		return NULL;
+	}
+	rp = sacred_bpf_get(nla_get_u32(fd), info->extack);
+	if (IS_ERR(rp)) {
+		*ret = PTR_ERR(rp);
+		return NULL;
+	}
+	return rp;
+}
+
 static int sacred_nl_region_new_doit(struct sk_buff *skb,
 				     struct genl_info *info)
 {
 	u8 policy = SACRED_POLICY_STATIC;
+	struct sacred_region_prog *prog;
 	struct sacred_region *region;
 	struct sacred_mem *mem;
 	u64 tag;
@@ -720,6 +759,9 @@ static int sacred_nl_region_new_doit(struct sk_buff *skb,
 		return ret;
 	if (info->attrs[SACRED_ATTR_REGION_POLICY])
 		policy = nla_get_u8(info->attrs[SACRED_ATTR_REGION_POLICY]);
+	prog = sacred_nl_region_prog(info, policy, &ret);
+	if (ret)
+		return ret;
 	/* No tag given: a random one, so that no two incarnations share it. */
 	if (info->attrs[SACRED_ATTR_REGION_TAG])
 		tag = nla_get_u64(info->attrs[SACRED_ATTR_REGION_TAG]);
@@ -734,14 +776,16 @@ static int sacred_nl_region_new_doit(struct sk_buff *skb,
 	}
 	ret = sacred_region_create(mem, id,
 				   nla_get_u64(info->attrs[SACRED_ATTR_REGION_SIZE]),
-				   policy, tag, info->extack, &region);
+				   policy, prog, tag, info->extack, &region);
 	if (ret)
 		goto out_unlock;
+	prog = NULL;
 
 	sacred_nl_notify_region(region, SACRED_CMD_REGION_NEW);
 	sacred_nl_region_reply(region, SACRED_CMD_REGION_NEW, info);
 out_unlock:
 	mutex_unlock(&sacred_lock);
+	sacred_bpf_put(prog);
 	return ret;
 }
 
@@ -934,22 +978,41 @@ static int sacred_nl_acl_parse(struct nlattr *nest, struct xarray *acl,
 	return 0;
 }
 
+/*
+ * May a region's policy go from @from to @to at runtime? Between the
+ * policies under which access changes at runtime, whatever each member
+ * holds stays a state the new one can start from. Into or out of static
+ * and swmr, where the ACL is the access, it would not be.
+ */
+static bool sacred_nl_policy_change_ok(u8 from, u8 to)
+{
+	return from == to ||
+	       (!sacred_policy(from)->acl_is_access &&
+		!sacred_policy(to)->acl_is_access);
+}
+
 static int sacred_nl_region_set_doit(struct sk_buff *skb,
 				     struct genl_info *info)
 {
+	struct nlattr *pol = info->attrs[SACRED_ATTR_REGION_POLICY];
+	struct nlattr *acl_attr = info->attrs[SACRED_ATTR_REGION_ACL];
+	struct sacred_region_prog *prog = NULL, *old_prog;
 	struct sacred_region *region;
+	u8 policy, old_policy;
 	struct xarray acl;
 	int ret;
 
-	if (GENL_REQ_ATTR_CHECK(info, SACRED_ATTR_REGION_ACL)) {
-		GENL_SET_ERR_MSG(info, "REGION_ACL is required");
+	if (!acl_attr && !pol && !info->attrs[SACRED_ATTR_REGION_PROG_FD]) {
+		GENL_SET_ERR_MSG(info,
+				 "REGION_ACL, REGION_POLICY or REGION_PROG_FD is required");
 		return -EINVAL;
 	}
 	xa_init(&acl);
-	ret = sacred_nl_acl_parse(info->attrs[SACRED_ATTR_REGION_ACL], &acl,
-				  info->extack);
-	if (ret)
-		goto out_free;
+	if (acl_attr) {
+		ret = sacred_nl_acl_parse(acl_attr, &acl, info->extack);
+		if (ret)
+			goto out_free;
+	}
 
 	mutex_lock(&sacred_lock);
 	region = sacred_nl_region_lookup(info);
@@ -957,15 +1020,51 @@ static int sacred_nl_region_set_doit(struct sk_buff *skb,
 		ret = PTR_ERR(region);
 		goto out_unlock;
 	}
+	old_policy = region->policy;
+	policy = pol ? nla_get_u8(pol) : old_policy;
+	if (!sacred_nl_policy_change_ok(old_policy, policy)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, pol,
+				    "the policy changes at runtime only among exclusive-writer, revoke-only, fenced and bpf");
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	/* A bpf region keeps its program unless it is given another. */
+	if (pol || info->attrs[SACRED_ATTR_REGION_PROG_FD]) {
+		prog = sacred_nl_region_prog(info, policy, &ret);
+		if (ret)
+			goto out_unlock;
+	}
+
+	/*
+	 * Policy and program first, so that processes the new ACL lets in
+	 * start from the new policy's initial access; both go back if the
+	 * ACL cannot be applied. Every decision runs under mem->lock: each
+	 * is made wholly by the old program or wholly by the new one.
+	 */
 	mutex_lock(&region->mem->lock);
-	ret = sacred_perm_set_acl(region, &acl, info->extack);
+	old_prog = region->prog;
+	if (pol || prog) {
+		region->policy = policy;
+		region->prog = prog;
+	}
+	ret = acl_attr ? sacred_perm_set_acl(region, &acl, info->extack) : 0;
+	if (ret && (pol || prog)) {
+		region->policy = old_policy;
+		region->prog = old_prog;
+	}
 	mutex_unlock(&region->mem->lock);
 	if (ret)
 		goto out_unlock;
+	if (pol || prog)
+		prog = old_prog;
+	else
+		prog = NULL;
 	sacred_nl_notify_region(region, SACRED_CMD_REGION_SET);
 	sacred_nl_region_reply(region, SACRED_CMD_REGION_SET, info);
 out_unlock:
 	mutex_unlock(&sacred_lock);
+	/* The replaced program, or the one taken for a failed change. */
+	sacred_bpf_put(prog);
 out_free:
 	sacred_nl_acl_free(&acl);
 	return ret;
@@ -992,6 +1091,15 @@ static void sacred_nl_refuse_msg(struct netlink_ext_ack *extack, u32 reason)
 	case SACRED_REFUSE_STALE_BALLOT:
 		NL_SET_ERR_MSG(extack,
 			       "fenced region: the ballot is not above the highest seen");
+		break;
+	case SACRED_REFUSE_PROGRAM_VERDICT:
+		NL_SET_ERR_MSG(extack,
+			       "bpf region: the program returned no known verdict");
+		break;
+	default:
+		if (reason >= SACRED_REFUSE_PROGRAM_BASE)
+			NL_SET_ERR_MSG(extack,
+				       "bpf region: the program refused the change (its code: the event's REFUSE_REASON)");
 		break;
 	}
 }
@@ -1031,7 +1139,7 @@ static int sacred_nl_perm_set_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (!sacred_policy_args_valid(region->policy, &chg)) {
 		GENL_SET_ERR_MSG(info,
-				 "BALLOT is for fenced regions, TARGET for revoke-only ones");
+				 "BALLOT is for fenced and bpf regions, TARGET for revoke-only and bpf ones");
 		ret = -EINVAL;
 		goto out_unlock;
 	}
@@ -1217,6 +1325,7 @@ static const struct nla_policy sacred_region_new_policy[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_REGION_SIZE]   = { .type = NLA_U64 },
 	[SACRED_ATTR_REGION_POLICY] = NLA_POLICY_MAX(NLA_U8, SACRED_POLICY_MAX),
 	[SACRED_ATTR_REGION_TAG]    = { .type = NLA_U64 },
+	[SACRED_ATTR_REGION_PROG_FD] = { .type = NLA_U32 },
 };
 
 static const struct nla_policy sacred_region_id_policy[SACRED_ATTR_MAX + 1] = {
@@ -1241,6 +1350,8 @@ static const struct nla_policy sacred_region_set_policy[SACRED_ATTR_MAX + 1] = {
 		.type = NLA_REJECT,
 		.reject_message = "a region's tag is fixed at its creation",
 	},
+	[SACRED_ATTR_REGION_POLICY] = NLA_POLICY_MAX(NLA_U8, SACRED_POLICY_MAX),
+	[SACRED_ATTR_REGION_PROG_FD] = { .type = NLA_U32 },
 };
 
 static const struct nla_policy sacred_perm_set_policy[SACRED_ATTR_MAX + 1] = {

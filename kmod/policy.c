@@ -24,6 +24,7 @@
  *                     nothing is ever granted back
  *   fenced            exclusive-writer, but a grant of write needs a
  *                     ballot above the highest granted so far
+ *   bpf               the region's eBPF program decides (bpf.c)
  *
  * Context: mem->lock held.
  */
@@ -146,6 +147,11 @@ static const struct sacred_policy_ops sacred_policies[] = {
 		.initial	= sacred_policy_read,
 		.decide		= sacred_policy_fenced,
 	},
+	[SACRED_POLICY_BPF] = {
+		.name		= "bpf",
+		.initial	= sacred_policy_read,
+		.decide		= sacred_bpf_decide,
+	},
 };
 
 static_assert(ARRAY_SIZE(sacred_policies) == __SACRED_POLICY_MAX);
@@ -180,14 +186,17 @@ const struct sacred_policy_ops *sacred_policy(u8 policy)
  * @policy: the region's policy
  * @chg: the request
  *
- * A ballot is for fenced regions, a target for revoke-only ones; elsewhere
- * both must be 0 (the wire says so), so that a later meaning for them
- * cannot be taken for garbage sent today.
+ * A ballot is for fenced regions, a target for revoke-only ones, both for
+ * bpf ones (the program reads them); elsewhere both must be 0 (the wire
+ * says so), so that a later meaning for them cannot be taken for garbage
+ * sent today.
  *
  * Return: true if @chg is well formed for @policy.
  */
 bool sacred_policy_args_valid(u8 policy, const struct sacred_perm_change *chg)
 {
+	if (policy == SACRED_POLICY_BPF)
+		return true;
 	return (!chg->ballot || policy == SACRED_POLICY_FENCED) &&
 	       (!chg->target || policy == SACRED_POLICY_REVOKE_ONLY);
 }

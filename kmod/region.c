@@ -152,6 +152,8 @@ static void sacred_region_mr_geometry(struct sacred_region *region)
  * @id: wanted id, or U32_MAX for the lowest free one
  * @size: bytes, a non-zero multiple of SACRED_REGION_ALIGN and PAGE_SIZE
  * @policy: &enum sacred_policy
+ * @prog: with %SACRED_POLICY_BPF, its program (sacred_bpf_get()), which
+ *	the region takes on success only; NULL otherwise
  * @tag: the region's tag (&struct sacred_region)
  * @extack: where to explain a failure
  * @regionp: the new region on success
@@ -160,7 +162,8 @@ static void sacred_region_mr_geometry(struct sacred_region *region)
  * Return: 0 or a negative errno, with an extack message.
  */
 int sacred_region_create(struct sacred_mem *mem, u32 id, u64 size, u8 policy,
-			 u64 tag, struct netlink_ext_ack *extack,
+			 struct sacred_region_prog *prog, u64 tag,
+			 struct netlink_ext_ack *extack,
 			 struct sacred_region **regionp)
 {
 	struct ib_device *ibdev = mem->sdev->ibdev;
@@ -197,6 +200,7 @@ int sacred_region_create(struct sacred_mem *mem, u32 id, u64 size, u8 policy,
 	region->mem = mem;
 	region->size = size;
 	region->policy = policy;
+	region->prog = prog;
 	region->tag = tag;
 	xa_init(&region->acl);
 
@@ -278,6 +282,7 @@ void sacred_region_destroy(struct sacred_region *region)
 	atomic64_sub(sacred_region_meta(region), &mem->meta);
 	mem->nr_regions--;
 	sacred_region_gen++;
+	sacred_bpf_put(region->prog);
 	kfree(region);
 	atomic_dec(&sacred_live.regions);
 }

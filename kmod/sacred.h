@@ -207,6 +207,8 @@ struct sacred_acl_entry {
  * @ballot: highest ballot granted on a fenced region (under mem->lock)
  * @tag: fixed at creation, sent in every reply about the region: tells
  *	processes one incarnation of a region id from another
+ * @prog: the program deciding for policy %SACRED_POLICY_BPF, else NULL
+ *	(bpf.c; replaced under mem->lock and sacred_lock)
  */
 struct sacred_region {
 	u32 id;
@@ -224,6 +226,7 @@ struct sacred_region {
 	u64 ballot;
 	u64 raced;
 	u64 tag;
+	struct sacred_region_prog *prog;
 };
 
 struct sacred_conn;
@@ -321,7 +324,8 @@ extern unsigned int sacred_mem_gen;
 
 /* region.c */
 int sacred_region_create(struct sacred_mem *mem, u32 id, u64 size, u8 policy,
-			 u64 tag, struct netlink_ext_ack *extack,
+			 struct sacred_region_prog *prog, u64 tag,
+			 struct netlink_ext_ack *extack,
 			 struct sacred_region **regionp);
 void sacred_region_destroy(struct sacred_region *region);
 struct sacred_region *sacred_region_find(struct sacred_mem *mem, u32 id);
@@ -415,6 +419,15 @@ bool sacred_policy_args_valid(u8 policy, const struct sacred_perm_change *chg);
 const struct sacred_policy_ops *sacred_policy(u8 policy);
 u32 sacred_policy_decide(struct sacred_region *region,
 			 const struct sacred_perm_change *chg);
+
+/* bpf.c */
+struct sacred_region_prog;
+struct sacred_region_prog *sacred_bpf_get(u32 fd,
+					  struct netlink_ext_ack *extack);
+void sacred_bpf_put(struct sacred_region_prog *rp);
+u32 sacred_bpf_prog_id(const struct sacred_region_prog *rp);
+u32 sacred_bpf_decide(struct sacred_region *region,
+		      const struct sacred_perm_change *chg);
 
 /* netlink.c */
 int sacred_nl_init(void);

@@ -186,6 +186,13 @@ enum sacred_cmd {
  *	%SACRED_ST_FAILED, an admin's command that errno): access may have
  *	been revoked, nothing was granted. Absent when the change was
  *	applied or refused.
+ * @SACRED_ATTR_REGION_PROG_FD: u32, a file descriptor of the caller's
+ *	for an eBPF program of type BPF_PROG_TYPE_SOCKET_FILTER: the
+ *	decision of a region whose policy is %SACRED_POLICY_BPF
+ *	(%SACRED_CMD_REGION_NEW, %SACRED_CMD_REGION_SET; Documentation/
+ *	policies.rst). The module holds its own reference to the program.
+ * @SACRED_ATTR_REGION_PROG_ID: u32, in region replies and events: the
+ *	kernel's id of that program (as ``bpftool prog show id`` takes it)
  * @__SACRED_ATTR_MAX: internal
  * @SACRED_ATTR_MAX: highest attribute number
  */
@@ -250,6 +257,9 @@ enum sacred_attr {
 	SACRED_ATTR_REGION_TAG,
 	SACRED_ATTR_PERM_ERROR,
 
+	SACRED_ATTR_REGION_PROG_FD,
+	SACRED_ATTR_REGION_PROG_ID,
+
 	__SACRED_ATTR_MAX,
 	SACRED_ATTR_MAX = __SACRED_ATTR_MAX - 1
 };
@@ -309,6 +319,8 @@ enum sacred_mem_state {
  *	permission; nothing is ever granted back (Cheap Quorum panic)
  * @SACRED_POLICY_FENCED: a grant carries a ballot and is accepted only
  *	above the highest ballot seen (fencing token)
+ * @SACRED_POLICY_BPF: an eBPF program decides (%SACRED_ATTR_REGION_PROG_FD,
+ *	&struct sacred_policy_ctx); the module applies its verdict
  * @__SACRED_POLICY_MAX: internal
  * @SACRED_POLICY_MAX: highest policy number
  */
@@ -318,10 +330,93 @@ enum sacred_policy {
 	SACRED_POLICY_SWMR,
 	SACRED_POLICY_REVOKE_ONLY,
 	SACRED_POLICY_FENCED,
+	SACRED_POLICY_BPF,
 
 	__SACRED_POLICY_MAX,
 	SACRED_POLICY_MAX = __SACRED_POLICY_MAX - 1
 };
+
+/*
+ * ----------------------------------------------------------------------
+ * Programmable acceptChange: the context of a %SACRED_POLICY_BPF program.
+ *
+ * The program is of type BPF_PROG_TYPE_SOCKET_FILTER. For every request on
+ * its region the module runs it over a buffer that holds one struct
+ * sacred_policy_ctx, little-endian as the host is; the program reads it
+ * with bpf_skb_load_bytes(skb, 0, &ctx, sizeof(ctx)) (fields added later
+ * go at the end: check @size). It may use maps, and bpf_ktime_get_ns()
+ * (@now_ns is that clock). It returns a verdict:
+ *
+ *   SACRED_VERDICT_REFUSE | SACRED_VERDICT_CODE(c)   refuse; the requester
+ *	and the monitor see reason SACRED_REFUSE_PROGRAM_BASE + c
+ *   SACRED_VERDICT_GRANT        the requester gets @req_access (at most its
+ *	ACL maximum: more is refused with %SACRED_REFUSE_NOT_MEMBER);
+ *	every other process keeps what it holds
+ *   SACRED_VERDICT_GRANT_EXCLUSIVE  the same, and if @req_access includes
+ *	write, every other process is first demoted to read
+ *   SACRED_VERDICT_REVOKE_TARGET    @target loses write (and atomic);
+ *	@req_access must be 0
+ *
+ * Any other value refuses with %SACRED_REFUSE_PROGRAM_VERDICT. The program
+ * only decides: the module performs the switch, revokes first, with the
+ * same guarantee as for every policy. An accepted request that carries a
+ * ballot above @region_ballot raises the region's ballot to it.
+ * ----------------------------------------------------------------------
+ */
+
+#define SACRED_POLICY_CTX_VERSION	1
+
+/**
+ * struct sacred_policy_ctx - what a %SACRED_POLICY_BPF program decides on
+ * @version: %SACRED_POLICY_CTX_VERSION
+ * @size: sizeof(struct sacred_policy_ctx) as the module knows it
+ * @mem_id: the memory instance
+ * @region_id: the region
+ * @requester: process id of the process asking (for an admin's
+ *	%SACRED_CMD_PERM_SET: the process it names)
+ * @cur_access: what the requester holds now (&enum sacred_access)
+ * @req_access: what it asks for
+ * @max_access: its ACL maximum; 0 if it is not a member
+ * @target: the process a revoke names (0 when none)
+ * @target_access: what @target holds now (0 if not a member)
+ * @nr_writers: processes holding write on the region now
+ * @writer: the lowest id among them (0 when none)
+ * @epoch: the region's permission epoch
+ * @from_admin: 1 for an admin's %SACRED_CMD_PERM_SET, 0 for a request on
+ *	the wire
+ * @ballot: the request's ballot
+ * @region_ballot: the highest ballot accepted on the region so far
+ * @now_ns: CLOCK_MONOTONIC when the request is decided, in ns
+ */
+struct sacred_policy_ctx {
+	__u32 version;
+	__u32 size;
+	__u32 mem_id;
+	__u32 region_id;
+	__u32 requester;
+	__u32 cur_access;
+	__u32 req_access;
+	__u32 max_access;
+	__u32 target;
+	__u32 target_access;
+	__u32 nr_writers;
+	__u32 writer;
+	__u32 epoch;
+	__u32 from_admin;
+	__u64 ballot;
+	__u64 region_ballot;
+	__u64 now_ns;
+};
+
+/* A %SACRED_POLICY_BPF program's return value. */
+#define SACRED_VERDICT_REFUSE		0x0
+#define SACRED_VERDICT_GRANT		0x1
+#define SACRED_VERDICT_GRANT_EXCLUSIVE	0x2
+#define SACRED_VERDICT_REVOKE_TARGET	0x3
+#define SACRED_VERDICT_MASK		0xff
+/* The program's own reason for a refusal, 0..0xffff. */
+#define SACRED_VERDICT_CODE(c)		(((__u32)(c) & 0xffff) << 16)
+#define SACRED_VERDICT_CODE_OF(v)	(((__u32)(v) >> 16) & 0xffff)
 
 /* Region sizes: page multiples up to 16 GiB. */
 #define SACRED_REGION_ALIGN		4096ULL
@@ -518,10 +613,11 @@ struct sacred_wire_hdr {
  * @region_id: the region
  * @access: %SACRED_OP_PERM: the access wanted (&enum sacred_access);
  *	0 for %SACRED_OP_ATTACH, and for a revoke on a revoke-only region
- * @ballot: %SACRED_OP_PERM on a fenced region: the ballot of the grant;
- *	otherwise 0 (else %SACRED_ST_INVALID)
- * @target: %SACRED_OP_PERM on a revoke-only region: the process whose
- *	write permission is revoked; otherwise 0 (else %SACRED_ST_INVALID)
+ * @ballot: %SACRED_OP_PERM on a fenced or bpf region: the ballot of the
+ *	grant; otherwise 0 (else %SACRED_ST_INVALID)
+ * @target: %SACRED_OP_PERM on a revoke-only or bpf region: the process
+ *	whose write permission is revoked; otherwise 0 (else
+ *	%SACRED_ST_INVALID)
  * @reserved: 0
  */
 struct sacred_wire_req {
@@ -564,6 +660,11 @@ enum sacred_wire_status {
  * @SACRED_REFUSE_NO_GRANT: revoke-only region: nothing is ever granted
  * @SACRED_REFUSE_STALE_BALLOT: fenced region: the ballot is not above the
  *	highest seen
+ * @SACRED_REFUSE_PROGRAM_VERDICT: bpf region: the program returned no
+ *	verdict the module knows
+ * @SACRED_REFUSE_PROGRAM_BASE: bpf region: the program refused; the
+ *	reason is this plus the program's code (%SACRED_VERDICT_CODE), up to
+ *	%SACRED_REFUSE_PROGRAM_BASE + 0xffff
  */
 enum sacred_refuse_reason {
 	SACRED_REFUSE_NONE,
@@ -572,6 +673,9 @@ enum sacred_refuse_reason {
 	SACRED_REFUSE_SWMR,
 	SACRED_REFUSE_NO_GRANT,
 	SACRED_REFUSE_STALE_BALLOT,
+	SACRED_REFUSE_PROGRAM_VERDICT,
+
+	SACRED_REFUSE_PROGRAM_BASE = 0x10000,
 };
 
 /**
