@@ -183,6 +183,7 @@ static const struct nla_policy sacred_policy[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_MEM_MR_PAGES] = { .type = NLA_U64 },
 	[SACRED_ATTR_REGION_TAG] = { .type = NLA_U64 },
 	[SACRED_ATTR_PERM_ERROR] = { .type = NLA_U32 },
+	[SACRED_ATTR_REGION_PROG_ID] = { .type = NLA_U32 },
 };
 
 static const char *const sacred_attr_names[SACRED_ATTR_MAX + 1] = {
@@ -1271,7 +1272,8 @@ static int parse_region(struct nlmsghdr *nlh, void *obj)
 
 static int ctrl_region_new(struct sacred_ctrl *ctrl, uint32_t mem_id,
 			   uint32_t id, uint64_t size, uint8_t policy,
-			   const uint64_t *tag, struct sacred_region_info *info)
+			   const uint64_t *tag, int prog_fd,
+			   struct sacred_region_info *info)
 {
 	struct nl_msg *msg;
 	int ret;
@@ -1288,7 +1290,9 @@ static int ctrl_region_new(struct sacred_ctrl *ctrl, uint32_t mem_id,
 			 id != SACRED_REGION_ID_ANY ? &id : NULL) ||
 	    nla_put_u64(msg, SACRED_ATTR_REGION_SIZE, size) < 0 ||
 	    nla_put_u8(msg, SACRED_ATTR_REGION_POLICY, policy) < 0 ||
-	    (tag && nla_put_u64(msg, SACRED_ATTR_REGION_TAG, *tag) < 0)) {
+	    (tag && nla_put_u64(msg, SACRED_ATTR_REGION_TAG, *tag) < 0) ||
+	    (prog_fd >= 0 &&
+	     nla_put_u32(msg, SACRED_ATTR_REGION_PROG_FD, prog_fd) < 0)) {
 		ret = -EMSGSIZE;
 		goto out;
 	}
@@ -1312,14 +1316,71 @@ int sacred_region_new(struct sacred_ctrl *ctrl, uint32_t mem_id, uint32_t id,
 		      uint64_t size, uint8_t policy,
 		      struct sacred_region_info *info)
 {
-	return ctrl_region_new(ctrl, mem_id, id, size, policy, NULL, info);
+	return ctrl_region_new(ctrl, mem_id, id, size, policy, NULL, -1, info);
 }
 
 int sacred_region_new_tagged(struct sacred_ctrl *ctrl, uint32_t mem_id,
 			     uint32_t id, uint64_t size, uint8_t policy,
 			     uint64_t tag, struct sacred_region_info *info)
 {
-	return ctrl_region_new(ctrl, mem_id, id, size, policy, &tag, info);
+	return ctrl_region_new(ctrl, mem_id, id, size, policy, &tag, -1, info);
+}
+
+int sacred_region_new_prog(struct sacred_ctrl *ctrl, uint32_t mem_id,
+			   uint32_t id, uint64_t size, int prog_fd,
+			   struct sacred_region_info *info)
+{
+	if (prog_fd < 0)
+		return -EBADF;
+	return ctrl_region_new(ctrl, mem_id, id, size, SACRED_POLICY_BPF,
+			       NULL, prog_fd, info);
+}
+
+int sacred_region_set_policy(struct sacred_ctrl *ctrl, uint32_t mem_id,
+			     uint32_t region_id, uint8_t policy, int prog_fd)
+{
+	struct nl_msg *msg;
+	int ret = -EMSGSIZE;
+
+	if (!ctrl)
+		return -EINVAL;
+	ctrl_begin(ctrl);
+	msg = sacred_msg(ctrl, SACRED_CMD_REGION_SET, 0);
+	if (!msg)
+		return -ENOMEM;
+	if (ctrl_put_ids(msg, mem_id, &region_id) ||
+	    nla_put_u8(msg, SACRED_ATTR_REGION_POLICY, policy) < 0 ||
+	    (prog_fd >= 0 &&
+	     nla_put_u32(msg, SACRED_ATTR_REGION_PROG_FD, prog_fd) < 0))
+		goto out;
+	ret = ctrl_request_obj(ctrl, msg, NULL, NULL);
+	if (ret > 0)
+		ret = 0;
+out:
+	nlmsg_free(msg);
+	return ret;
+}
+
+static int parse_prog_id(struct nlmsghdr *nlh, void *obj)
+{
+	struct nlattr *tb[SACRED_ATTR_MAX + 1];
+	uint32_t *prog_id = obj;
+
+	if (genlmsg_parse(nlh, 0, tb, SACRED_ATTR_MAX, sacred_policy))
+		return -EPROTO;
+	*prog_id = tb[SACRED_ATTR_REGION_PROG_ID] ?
+		   nla_get_u32(tb[SACRED_ATTR_REGION_PROG_ID]) : 0;
+	return 0;
+}
+
+int sacred_region_prog_id(struct sacred_ctrl *ctrl, uint32_t mem_id,
+			  uint32_t region_id, uint32_t *prog_id)
+{
+	if (!ctrl || !prog_id)
+		return -EINVAL;
+	ctrl_begin(ctrl);
+	return ctrl_id_request(ctrl, SACRED_CMD_REGION_GET, mem_id,
+			       &region_id, parse_prog_id, prog_id);
 }
 
 int sacred_region_del(struct sacred_ctrl *ctrl, uint32_t mem_id, uint32_t id)

@@ -396,6 +396,61 @@ int sacred_region_set_acl(struct sacred_ctrl *ctrl, uint32_t mem_id,
 			  const struct sacred_acl_entry *acl, unsigned int n);
 
 /**
+ * sacred_region_new_prog() - create a region whose eBPF program decides
+ * @ctrl: handle
+ * @mem_id: the instance
+ * @id: wanted region id, or SACRED_REGION_ID_ANY for the lowest free one
+ * @size: as for sacred_region_new()
+ * @prog_fd: a BPF_PROG_TYPE_SOCKET_FILTER program (Documentation/
+ *	policies.rst, struct sacred_policy_ctx); the module takes its own
+ *	reference, so the caller may close @prog_fd afterwards
+ * @info: gets the new region; may be NULL
+ *
+ * The region's policy is %SACRED_POLICY_BPF. Needs CAP_NET_ADMIN.
+ *
+ * Return: as sacred_region_new(); -EBADF if @prog_fd is not a program,
+ * -EINVAL if it is not a socket filter program.
+ */
+int sacred_region_new_prog(struct sacred_ctrl *ctrl, uint32_t mem_id,
+			   uint32_t id, uint64_t size, int prog_fd,
+			   struct sacred_region_info *info);
+
+/**
+ * sacred_region_set_policy() - change a region's policy or program
+ * @ctrl: handle
+ * @mem_id: instance
+ * @region_id: region
+ * @policy: &enum sacred_policy: exclusive-writer, revoke-only, fenced or
+ *	bpf, and only on a region that has one of these (in static and swmr
+ *	regions the ACL is the access: those policies stay for good)
+ * @prog_fd: with %SACRED_POLICY_BPF, the program (it replaces the
+ *	region's program if it has one); otherwise -1
+ *
+ * What each process holds stays; later requests are decided by the new
+ * policy or program. A request is decided wholly by the old program or
+ * wholly by the new one. Needs CAP_NET_ADMIN.
+ *
+ * Return: 0; -EINVAL for a change of policy not allowed or a @prog_fd
+ * that is not a socket filter program; -EBADF if @prog_fd is not a
+ * program; another negative errno (see sacred_ctrl_errmsg()).
+ */
+int sacred_region_set_policy(struct sacred_ctrl *ctrl, uint32_t mem_id,
+			     uint32_t region_id, uint8_t policy, int prog_fd);
+
+/**
+ * sacred_region_prog_id() - the program deciding for a bpf region
+ * @ctrl: handle
+ * @mem_id: instance
+ * @region_id: region
+ * @prog_id: gets the kernel's id of the program (``bpftool prog show id``,
+ *	bpf_prog_get_fd_by_id()), 0 for a region without one
+ *
+ * Return: 0 or a negative errno.
+ */
+int sacred_region_prog_id(struct sacred_ctrl *ctrl, uint32_t mem_id,
+			  uint32_t region_id, uint32_t *prog_id);
+
+/**
  * sacred_region_get_acl() - read a region's ACL and highest ballot
  * @ctrl: handle
  * @mem_id: instance

@@ -81,6 +81,7 @@ static const char *const policy_names[] = {
 	[SACRED_POLICY_SWMR] = "swmr",
 	[SACRED_POLICY_REVOKE_ONLY] = "revoke-only",
 	[SACRED_POLICY_FENCED] = "fenced",
+	[SACRED_POLICY_BPF] = "bpf",
 };
 
 const char *sacred_port_state_str(uint8_t state)
