@@ -58,6 +58,9 @@ ST_BINS	   := $(ST_SRCS:.c=)
 ST_HDRS	   := $(wildcard selftests/*.h)
 EX_SRCS	   := $(wildcard examples/*.c)
 EX_BINS	   := $(EX_SRCS:.c=)
+POL_SRCS   := $(wildcard examples/policies/*.bpf.c)
+POL_OBJS   := $(POL_SRCS:.c=.o)
+POL_TOOLS  := examples/policies/allowlist-edit
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:.c=)
 
@@ -98,9 +101,10 @@ tools/sacred.o: CFLAGS += -DSACRED_VERSION='"$(VERSION)"'
 tools/kv/sacred-kv: tools/kv/sacred-kv.c tools/kv/kv.h lib/libsacred.a
 	$(CC) $(CFLAGS) -Itools/kv -o $@ $< lib/libsacred.a $(LDLIBS)
 
-# The CLI links libsacred statically so that it runs from the tree.
+# The CLI links libsacred statically so that it runs from the tree, and
+# libbpf for the programs of bpf regions (tools/prog.c).
 tools/sacred: $(TOOL_OBJS) lib/libsacred.a
-	$(CC) $(CFLAGS) -o $@ $(TOOL_OBJS) lib/libsacred.a $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $(TOOL_OBJS) lib/libsacred.a $(LDLIBS) -lbpf
 
 unit: $(UNIT_BINS)
 
@@ -124,14 +128,29 @@ selftests: $(ST_BINS)
 # The harness macros compare values of mixed signedness by design.
 selftests/%: selftests/%.c $(ST_HDRS) $(HARNESS) lib/libsacred.a
 	$(CC) $(CFLAGS) -Wno-unused-parameter -Wno-sign-compare -I$(KFILES)/tools/testing/selftests \
-		-o $@ $< lib/libsacred.a $(LDLIBS) -lpthread
+		-o $@ $< lib/libsacred.a $(LDLIBS) $(ST_LIBS) -lpthread
+
+# sacred_bpf loads programs with libbpf, the examples' among them.
+selftests/sacred_bpf: ST_LIBS := -lbpf
+selftests/sacred_bpf: $(POL_OBJS)
 
 benchprogs: $(BENCH_BINS)
 
-examples: $(EX_BINS)
+examples: $(EX_BINS) $(POL_OBJS) $(POL_TOOLS)
 
 examples/%: examples/%.c lib/libsacred.a
 	$(CC) $(CFLAGS) -o $@ $< lib/libsacred.a $(LDLIBS)
+
+# acceptChange programs for bpf regions (Documentation/policies.rst), and
+# the control program that edits the allow-list's map.
+BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -Iinclude/uapi \
+	      -I/usr/include/$(shell $(CC) -dumpmachine)
+examples/policies/%.bpf.o: examples/policies/%.bpf.c examples/policies/policy.h \
+			   include/uapi/linux/sacred.h
+	clang $(BPF_CFLAGS) -c -o $@ $<
+
+examples/policies/allowlist-edit: examples/policies/allowlist-edit.c lib/libsacred.a
+	$(CC) $(CFLAGS) -o $@ $< lib/libsacred.a $(LDLIBS) -lbpf
 
 bench/%: bench/%.c bench/bench.h lib/libsacred.a
 	$(CC) $(CFLAGS) -o $@ $< lib/libsacred.a $(LDLIBS) $(BENCH_LDWRAP) \
@@ -339,5 +358,6 @@ dkms-install:
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
-	rm -f lib/*.o lib/*.a lib/*.so* tools/*.o tools/sacred tools/kv/sacred-kv $(UNIT_BINS) $(ST_BINS) $(BENCH_BINS) $(EX_BINS)
+	rm -f lib/*.o lib/*.a lib/*.so* tools/*.o tools/sacred tools/kv/sacred-kv $(UNIT_BINS) $(ST_BINS) $(BENCH_BINS) $(EX_BINS) \
+		$(POL_OBJS) $(POL_TOOLS)
 	rm -rf build/kcompat

@@ -30,6 +30,8 @@ enum region_arg {
 	REGION_ARG_POLICY,
 	REGION_ARG_ACL,
 	REGION_ARG_TAG,
+	REGION_ARG_PROG,
+	REGION_ARG_SECTION,
 };
 
 static const char *const region_arg_names[] = {
@@ -39,6 +41,8 @@ static const char *const region_arg_names[] = {
 	[REGION_ARG_POLICY] = "policy",
 	[REGION_ARG_ACL] = "acl",
 	[REGION_ARG_TAG] = "tag",
+	[REGION_ARG_PROG] = "prog",
+	[REGION_ARG_SECTION] = "section",
 };
 
 static const struct cli_word region_add_args[] = {
@@ -48,6 +52,8 @@ static const struct cli_word region_add_args[] = {
 	{ "policy", REGION_ARG_POLICY },
 	{ "id", REGION_ARG_ID },
 	{ "tag", REGION_ARG_TAG },
+	{ "prog", REGION_ARG_PROG },
+	{ "section", REGION_ARG_SECTION },
 	{ NULL, 0 },
 };
 
@@ -64,6 +70,9 @@ static const struct cli_word region_set_args[] = {
 	{ "memory", REGION_ARG_MEM },
 	{ "id", REGION_ARG_ID },
 	{ "acl", REGION_ARG_ACL },
+	{ "policy", REGION_ARG_POLICY },
+	{ "prog", REGION_ARG_PROG },
+	{ "section", REGION_ARG_SECTION },
 	{ NULL, 0 },
 };
 
@@ -83,6 +92,7 @@ static const struct cli_word region_set_args[] = {
  * @policy: "policy", &enum sacred_policy
  * @acl: "acl", as typed
  * @tag: "tag"
+ * @prog: "prog FILE.o [ section NAME ]" or "prog pinned PATH"
  */
 struct region_args {
 	unsigned int seen;
@@ -92,6 +102,7 @@ struct region_args {
 	uint8_t policy;
 	const char *acl;
 	uint64_t tag;
+	struct prog_spec prog;
 };
 
 /**
@@ -99,11 +110,13 @@ struct region_args {
  * @acl: the entries, malloc()ed
  * @n: entries in @acl
  * @ballot: the highest ballot granted on the region
+ * @prog_id: the kernel's id of a bpf region's program, else 0
  */
 struct region_acl {
 	struct sacred_acl_entry *acl;
 	unsigned int n;
 	uint64_t ballot;
+	uint32_t prog_id;
 };
 
 /* "static | exclusive-writer | ...", with @sep between the names. */
@@ -131,10 +144,11 @@ static int region_help(struct cli *cli, int argc, char **argv)
 	(void)cli;
 	(void)argc;
 	(void)argv;
-	printf("Usage: sacred region add mem MEM_ID size SIZE [ policy POLICY ]\n"
+	printf("Usage: sacred region add mem MEM_ID size SIZE [ policy POLICY [ PROG ] ]\n"
 	       "                            [ id ID ] [ tag TAG ]\n"
 	       "       sacred region del { mem MEM_ID id ID | MEM_ID/ID }\n"
-	       "       sacred region set { mem MEM_ID id ID | MEM_ID/ID } acl ACL\n"
+	       "       sacred region set { mem MEM_ID id ID | MEM_ID/ID } [ acl ACL ]\n"
+	       "                            [ policy POLICY [ PROG ] ]\n"
 	       "       sacred [ -d ] region show [ mem MEM_ID [ id ID ] | MEM_ID[/ID] ]\n"
 	       "       sacred region help\n"
 	       "where  MEM_ID  memory instance, as `sacred memory show` lists it\n"
@@ -152,9 +166,15 @@ static int region_help(struct cli *cli, int argc, char **argv)
 	       "       ACL     { none | PID:ACCESS[,PID:ACCESS...] }: the most each\n"
 	       "               process PID may hold; \"none\" (or \"\") empties it\n"
 	       "       ACCESS  { none | r | rw | rwa }: read, write, atomics\n"
+	       "       PROG    { prog FILE.o [ section NAME ] | prog pinned PATH }:\n"
+	       "               the eBPF program that decides for policy bpf, loaded\n"
+	       "               as a socket filter; NAME picks one of several in FILE.o\n"
+	       "\"set\" changes the policy only among exclusive-writer, revoke-only,\n"
+	       "fenced and bpf; \"set ... prog\" alone replaces a bpf region's program.\n"
 	       "Lines of \"show\" start with the region's MEM_ID/ID; with -d they end\n"
-	       "with the tag and the highest ballot granted, and the ACL follows, one\n"
-	       "\"pid PID max ACCESS cur ACCESS\" line per process.\n",
+	       "with the tag, the highest ballot granted and a bpf region's program id,\n"
+	       "and the ACL follows, one \"pid PID max ACCESS cur ACCESS\" line per\n"
+	       "process.\n",
 	       SACRED_REGION_SIZE_MAX >> 30,
 	       policy_list(policies, sizeof(policies), " | "),
 	       sacred_policy_str(SACRED_POLICY_STATIC), REGION_ID_MAX);
@@ -200,6 +220,8 @@ static void region_print_acl_json(struct json_writer *jw,
 	const struct sacred_acl_entry *e;
 
 	json_uint_field(jw, "ballot", ra->ballot);
+	if (ra->prog_id)
+		json_uint_field(jw, "prog", ra->prog_id);
 	json_key(jw, "acl");
 	json_arr_open(jw);
 	for (e = ra->acl; e < ra->acl + ra->n; e++) {
@@ -231,6 +253,8 @@ static void region_print(struct cli *cli,
 	region_print_body(cli, info);
 	if (ra)
 		printf(" ballot %llu", (unsigned long long)ra->ballot);
+	if (ra && ra->prog_id)
+		printf(" prog %u", ra->prog_id);
 	putchar('\n');
 	if (!ra)
 		return;
@@ -249,6 +273,13 @@ static int region_get_acl(struct cli *cli,
 	struct sacred_acl_entry *acl;
 	int ret;
 
+	ra->prog_id = 0;
+	if (info->policy == SACRED_POLICY_BPF) {
+		ret = sacred_region_prog_id(cli->ctrl, info->mem_id, info->id,
+					    &ra->prog_id);
+		if (ret)
+			return ret;
+	}
 	for (;;) {
 		acl = realloc(ra->acl, max * sizeof(*acl));
 		if (!acl)
@@ -334,7 +365,47 @@ static int region_parse_arg(struct cli *cli, const struct cli_word *words,
 					 "invalid tag \"%s\" (0-18446744073709551615, or 0x hex)",
 					 val);
 		break;
+	case REGION_ARG_PROG:
+		args->prog.file = val;
+		break;
+	case REGION_ARG_SECTION:
+		args->prog.section = val;
+		break;
 	}
+	return SACRED_EXIT_OK;
+}
+
+/*
+ * The "KEYWORD VALUE" pairs of "add" or "set" into @args; "prog pinned
+ * PATH" is the one keyword with two words after it.
+ */
+static int region_parse_args(struct cli *cli, const struct cli_word *words,
+			     int argc, char **argv, struct region_args *args)
+{
+	int ret;
+	int i;
+
+	for (i = 0; i < argc; i += 2) {
+		ret = region_parse_arg(cli, words, argc - i, argv + i, args);
+		if (ret)
+			return ret;
+		if (args->prog.file && !strcmp(args->prog.file, "pinned") &&
+		    !args->prog.pinned && i + 1 < argc &&
+		    argv[i + 1] == args->prog.file) {
+			if (i + 2 >= argc)
+				return cli_usage(cli,
+						 "\"prog pinned\" needs a path");
+			args->prog.pinned = argv[i + 2];
+			args->prog.file = NULL;
+			i++;
+		}
+	}
+	if (args->prog.section && !args->prog.file)
+		return cli_usage(cli, "\"section\" goes with \"prog FILE.o\"");
+	if ((args->prog.file || args->prog.pinned) &&
+	    args->policy != SACRED_POLICY_BPF &&
+	    (args->seen & ARG(REGION_ARG_POLICY)))
+		return cli_usage(cli, "\"prog\" is for policy bpf");
 	return SACRED_EXIT_OK;
 }
 
@@ -397,24 +468,36 @@ static int region_add(struct cli *cli, int argc, char **argv)
 		.policy = SACRED_POLICY_STATIC,
 	};
 	struct sacred_region_info info;
+	struct prog_handle prog;
 	int ret;
-	int i;
 
-	for (i = 0; i < argc; i += 2) {
-		ret = region_parse_arg(cli, region_add_args, argc - i, argv + i,
-				       &args);
-		if (ret)
-			return ret;
-	}
+	ret = region_parse_args(cli, region_add_args, argc, argv, &args);
+	if (ret)
+		return ret;
 	if (!(args.seen & ARG(REGION_ARG_MEM)))
 		return cli_usage(cli, "\"mem\" is required");
 	if (!(args.seen & ARG(REGION_ARG_SIZE)))
 		return cli_usage(cli, "\"size\" is required");
+	if (args.policy == SACRED_POLICY_BPF) {
+		if (!args.prog.file && !args.prog.pinned)
+			return cli_usage(cli, "policy bpf needs \"prog\"");
+		if (args.seen & ARG(REGION_ARG_TAG))
+			return cli_usage(cli,
+					 "\"tag\" and policy bpf do not go together yet");
+	} else if (args.prog.file || args.prog.pinned) {
+		return cli_usage(cli, "\"prog\" is for policy bpf");
+	}
 
 	ret = cli_open(cli);
 	if (ret)
 		return ret;
-	if (args.seen & ARG(REGION_ARG_TAG))
+	if (args.policy == SACRED_POLICY_BPF) {
+		if (prog_load(cli, &args.prog, &prog))
+			return SACRED_EXIT_FAIL;
+		ret = sacred_region_new_prog(cli->ctrl, args.mem_id, args.id,
+					     args.size, prog.fd, &info);
+		prog_close(&prog);
+	} else if (args.seen & ARG(REGION_ARG_TAG))
 		ret = sacred_region_new_tagged(cli->ctrl, args.mem_id, args.id,
 					       args.size, args.policy, args.tag,
 					       &info);
@@ -456,11 +539,11 @@ static int region_del(struct cli *cli, int argc, char **argv)
 static int region_set(struct cli *cli, int argc, char **argv)
 {
 	struct region_args args = { 0 };
-	struct sacred_acl_entry *acl;
+	struct sacred_acl_entry *acl = NULL;
+	struct prog_handle prog = { .fd = -1 };
 	const char *bad = NULL;
-	unsigned int n;
+	unsigned int n = 0;
 	int ret;
-	int i;
 
 	if (argc && is_handle(argv[0])) {
 		ret = region_parse_handle(cli, argv[0], &args);
@@ -473,33 +556,56 @@ static int region_set(struct cli *cli, int argc, char **argv)
 		argc--;
 		argv++;
 	}
-	for (i = 0; i < argc; i += 2) {
-		ret = region_parse_arg(cli, region_set_args, argc - i, argv + i,
-				       &args);
-		if (ret)
-			return ret;
-	}
+	ret = region_parse_args(cli, region_set_args, argc, argv, &args);
+	if (ret)
+		return ret;
 	if (!(args.seen & ARG(REGION_ARG_MEM)))
 		return cli_usage(cli, "\"mem\" is required");
 	if (!(args.seen & ARG(REGION_ARG_ID)))
 		return cli_usage(cli, "\"id\" is required");
-	if (!(args.seen & ARG(REGION_ARG_ACL)))
-		return cli_usage(cli, "\"acl\" is required");
+	if (!(args.seen & (ARG(REGION_ARG_ACL) | ARG(REGION_ARG_POLICY) |
+			   ARG(REGION_ARG_PROG))))
+		return cli_usage(cli, "\"acl\", \"policy\" or \"prog\" is required");
+	if ((args.seen & ARG(REGION_ARG_POLICY)) &&
+	    args.policy == SACRED_POLICY_BPF && !args.prog.file &&
+	    !args.prog.pinned)
+		return cli_usage(cli, "policy bpf needs \"prog\"");
 
-	ret = parse_acl(args.acl, sacred_access_parse, &acl, &n, &bad);
-	if (ret == -EINVAL)
-		return cli_usage(cli,
-				 "invalid ACL entry \"%.*s\" (PID:ACCESS, ACCESS one of none, r, rw, rwa)",
-				 (int)strcspn(bad, ","), bad);
-	if (ret)
-		return cli_fail(cli, ret);
+	if (args.acl) {
+		ret = parse_acl(args.acl, sacred_access_parse, &acl, &n, &bad);
+		if (ret == -EINVAL)
+			return cli_usage(cli,
+					 "invalid ACL entry \"%.*s\" (PID:ACCESS, ACCESS one of none, r, rw, rwa)",
+					 (int)strcspn(bad, ","), bad);
+		if (ret)
+			return cli_fail(cli, ret);
+	}
 
 	ret = cli_open(cli);
-	if (!ret) {
+	if (ret)
+		goto out;
+	/* The policy (and program) first: the ACL then meets the new one. */
+	if (args.seen & (ARG(REGION_ARG_POLICY) | ARG(REGION_ARG_PROG))) {
+		if ((args.prog.file || args.prog.pinned) &&
+		    prog_load(cli, &args.prog, &prog)) {
+			ret = SACRED_EXIT_FAIL;
+			goto out;
+		}
+		ret = sacred_region_set_policy(cli->ctrl, args.mem_id, args.id,
+					       prog.fd >= 0 ? SACRED_POLICY_BPF :
+					       args.policy, prog.fd);
+		prog_close(&prog);
+		if (ret) {
+			ret = cli_fail(cli, ret);
+			goto out;
+		}
+	}
+	if (args.acl) {
 		ret = sacred_region_set_acl(cli->ctrl, args.mem_id, args.id,
 					    acl, n);
 		ret = ret ? cli_fail(cli, ret) : SACRED_EXIT_OK;
 	}
+out:
 	free(acl);
 	return ret;
 }

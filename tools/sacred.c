@@ -96,6 +96,18 @@ int cli_fail(struct cli *cli, int err)
 	return SACRED_EXIT_FAIL;
 }
 
+int cli_error(struct cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+
+	cli_prefix(cli);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return SACRED_EXIT_FAIL;
+}
+
 int cli_usage(struct cli *cli, const char *fmt, ...)
 {
 	va_list ap;

@@ -273,6 +273,15 @@ int cli_open_failed(int err);
 int cli_fail(struct cli *cli, int err);
 
 /**
+ * cli_error() - report a failure of the CLI's own in one line on stderr:
+ * "sacred: OBJECT COMMAND: message"
+ *
+ * Return: SACRED_EXIT_FAIL.
+ */
+int cli_error(struct cli *cli, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/**
  * cli_usage() - report a bad command line in one line on stderr, with a
  * hint to the help of the object
  *
@@ -312,6 +321,45 @@ int cli_keyword(struct cli *cli, const struct cli_word *words,
 int cli_dispatch(struct cli *cli, const struct cli_cmd *cmds,
 		 int (*dflt)(struct cli *cli, int argc, char **argv),
 		 const char *dflt_name, int argc, char **argv);
+
+struct bpf_object;
+
+/**
+ * struct prog_spec - an eBPF program as the command line names it
+ * @file: "prog FILE.o": an object file, or NULL
+ * @section: "section NAME": its program in that section (or of that
+ *	name); NULL for the only one
+ * @pinned: "prog pinned PATH": a program pinned in bpffs, or NULL
+ */
+struct prog_spec {
+	const char *file;
+	const char *section;
+	const char *pinned;
+};
+
+/**
+ * struct prog_handle - a loaded program (prog.c)
+ * @obj: the libbpf object it came from, or NULL for a pinned one
+ * @fd: its file descriptor
+ */
+struct prog_handle {
+	struct bpf_object *obj;
+	int fd;
+};
+
+/**
+ * prog_load() - load the program @spec names, as a socket filter
+ * @cli: context, for the messages
+ * @spec: the program
+ * @h: gets it; prog_close() it once the kernel has it
+ *
+ * Return: 0, or a negative errno after saying why on stderr.
+ */
+int prog_load(struct cli *cli, const struct prog_spec *spec,
+	      struct prog_handle *h);
+
+/** prog_close() - close what prog_load() opened */
+void prog_close(struct prog_handle *h);
 
 /* The objects. */
 int cmd_dev(struct cli *cli, int argc, char **argv);
