@@ -639,7 +639,7 @@ case_region_errors() {
 	err 1 'No space left on device: region would exceed the instance' region add mem 7587 size 2m
 	err 255 'invalid size "0"' region add mem 7587 size 0
 	err 255 'invalid size "4x"' region add mem 7587 size 4x
-	err 255 'invalid policy "bogus" (static, exclusive-writer, swmr, revoke-only, fenced)' \
+	err 255 'invalid policy "bogus" (static, exclusive-writer, swmr, revoke-only, fenced, bpf)' \
 		region add mem 7587 size 4k policy bogus
 	err 1 'File exists: region id in use' region add mem 7587 size 4k id 1
 	err 1 'No such file or directory: no such memory instance' region add mem "$NO_MEM" size 4k
@@ -660,7 +660,7 @@ case_region_errors() {
 	err 255 'invalid ACL entry "4294967296:r"' region set 7587/1 acl 4294967296:r
 	err 255 'invalid size "99999999999999999999"' region add mem 7587 size 99999999999999999999
 	err 1 'size must be a non-zero multiple of 4096, at most 16 GiB' region add mem 7587 size 17g
-	err 255 '"acl" is required' region set 7587/1
+	err 255 '"acl", "policy" or "prog" is required' region set 7587/1
 	err 255 'invalid region "7587"' region set 7587 acl none
 	# Regions and instances that do not exist.
 	err 1 'No such file or directory: no such region in this memory instance' region show 7587/9
@@ -714,6 +714,62 @@ case_region_tag() {
 	ok -d region show 7593/1 &&
 		expect "tag after the errors" "$(grep -o 'tag 0x[0-9a-f]*' "$T/out")" "tag 0xfeedface00000001"
 	ok memory del 7593
+}
+
+# region policy bpf: a program from an object file or bpffs, shown with
+# -d, replaced, removed; and every way to name a wrong one.
+case_region_bpf() {
+	local pol=$top/examples/policies pin=/sys/fs/bpf/sacred_cli_ballot
+	local p1 p2
+
+	ok memory add dev "$dev0" port 7594 id 7594 || return
+	ok region add mem 7594 size 4k policy bpf prog "$pol/ballot.bpf.o" id 1 &&
+		expect "region add policy bpf" "$(cat "$T/out")" \
+			"7594/1: size 4KiB policy bpf epoch 0"
+	p1=$(region_json 7594/1 | jq '.prog')
+	[ "${p1:-0}" != null ] && [ "${p1:-0}" -gt 0 ] ||
+		fail "-d -j region show: no program id for a bpf region (\"$p1\")"
+	ok -d region show 7594/1 &&
+		expect "-d region show: the program's id" \
+			"$(grep -o ' prog [0-9]*$' "$T/out")" " prog $p1"
+	# Another program replaces it; with an ACL, in one command.
+	ok region set 7594/1 acl 1:rw,2:r policy bpf prog "$pol/lease.bpf.o" section socket
+	p2=$(region_json 7594/1 | jq '.prog')
+	[ "$p2" != "$p1" ] || fail "region set prog: program id still $p1"
+	expect "ACL set with the program" "$(acl_of 7594/1)" "1:rw:r 2:r:r"
+	ok region set 7594/1 prog "$pol/allowlist.bpf.o"
+	[ "$(region_json 7594/1 | jq '.prog')" != "$p2" ] ||
+		fail "region set prog alone: program not replaced"
+	# From bpffs.
+	if ! mountpoint -q /sys/fs/bpf; then
+		mount -t bpf bpf /sys/fs/bpf || fail "cannot mount bpffs"
+	fi
+	rm -f "$pin"
+	if bpftool prog load "$pol/ballot.bpf.o" "$pin" type socket; then
+		ok region set 7594/1 policy bpf prog pinned "$pin" &&
+			expect "prog pinned: the pinned program" \
+				"$(region_json 7594/1 | jq '.prog')" \
+				"$(bpftool -j prog show pinned "$pin" | jq '.id')"
+		rm -f "$pin"
+	else
+		fail "bpftool prog load $pol/ballot.bpf.o failed"
+	fi
+	# Back to a built-in policy: the program goes.
+	ok region set 7594/1 policy fenced
+	ok -d -j region show 7594/1 &&
+		expect "policy fenced, no program" "$(js '.[0] | [.policy, .prog] | map(tostring) | join(" ")' | tr -d '"')" "fenced null"
+	err 255 'policy bpf needs "prog"' region add mem 7594 size 4k policy bpf
+	err 255 'policy bpf needs "prog"' region set 7594/1 policy bpf
+	err 255 '"prog" is for policy bpf' region add mem 7594 size 4k policy static prog "$pol/ballot.bpf.o"
+	err 255 '"section" goes with "prog FILE.o"' region set 7594/1 section socket
+	err 255 '"prog pinned" needs a path' region set 7594/1 prog pinned
+	err 1 'cannot open the object file' region add mem 7594 size 4k policy bpf prog /nonexistent.bpf.o
+	err 1 'no program in section "nope"' region add mem 7594 size 4k policy bpf prog "$pol/ballot.bpf.o" section nope
+	err 1 'cannot open the pinned program' region set 7594/1 policy bpf prog pinned /sys/fs/bpf/sacred_nope
+	err 1 '7594/1 has policy fenced: "prog" alone replaces the program of a bpf region' region set 7594/1 prog "$pol/ballot.bpf.o"
+	ok region add mem 7594 size 4k policy static id 2
+	err 1 'the policy changes at runtime only among' region set 7594/2 policy fenced
+	ok memory del 7594
 }
 
 # perm set: moves access as each policy says; refusals change nothing.
@@ -1139,6 +1195,7 @@ cases=(
 	"case_region_acl|cli: region set acl and show -d"
 	"case_region_errors|cli: region errors: sizes, swmr writers, unknown regions"
 	"case_region_tag|cli: region add tag: given or random, shown with -d, fixed"
+	"case_region_bpf|cli: region policy bpf: prog from a file or bpffs, replaced, removed, errors"
 	"case_perm_set|cli: perm set moves access as each policy says, refusals change nothing"
 	"case_peer_none|cli: peer show with no peers"
 	"case_peer_connected|cli: peer show after lose_permission's processes connected"

@@ -7,7 +7,8 @@
  * section, or the only one in the file) or from bpffs ("prog pinned
  * PATH"). An object file's program is loaded as a socket filter, the
  * type the module runs (Documentation/policies.rst), whatever its section
- * says. The caller hands the file descriptor to the kernel and then
+ * says; libbpf's messages, the verifier's log among them, go to stderr
+ * with -d only. The caller hands the file descriptor to the kernel and then
  * closes the object: the module holds its own reference to the program,
  * and the program holds its maps.
  */
@@ -64,6 +65,12 @@ int prog_load(struct cli *cli, const struct prog_spec *spec,
 
 	h->obj = NULL;
 	h->fd = -1;
+	/*
+	 * libbpf's own messages (the verifier's log among them) only with
+	 * -d: without it, a failure is the one line of cli_error().
+	 */
+	if (!cli->details)
+		libbpf_set_print(NULL);
 	if (spec->pinned) {
 		h->fd = bpf_obj_get(spec->pinned);
 		if (h->fd < 0) {
@@ -93,8 +100,9 @@ int prog_load(struct cli *cli, const struct prog_spec *spec,
 	ret = bpf_object__load(h->obj);
 	if (ret) {
 		libbpf_strerror(ret, msg, sizeof(msg));
-		cli_error(cli, "%s: the kernel did not load the program: %s (the verifier's log is above)",
-			  spec->file, msg);
+		cli_error(cli, "%s: the kernel did not load the program: %s%s",
+			  spec->file, msg,
+			  cli->details ? "" : " (-d shows the verifier's log)");
 		goto err;
 	}
 	h->fd = bpf_program__fd(prog);

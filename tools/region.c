@@ -584,6 +584,24 @@ static int region_set(struct cli *cli, int argc, char **argv)
 	ret = cli_open(cli);
 	if (ret)
 		goto out;
+	/* "prog" alone replaces a program: say so on any other region. */
+	if (!(args.seen & ARG(REGION_ARG_POLICY)) &&
+	    (args.seen & ARG(REGION_ARG_PROG))) {
+		struct sacred_region_info info;
+
+		ret = sacred_region_get(cli->ctrl, args.mem_id, args.id, &info);
+		if (ret) {
+			ret = cli_fail(cli, ret);
+			goto out;
+		}
+		if (info.policy != SACRED_POLICY_BPF) {
+			ret = cli_error(cli,
+					"%u/%u has policy %s: \"prog\" alone replaces the program of a bpf region (add \"policy bpf\")",
+					args.mem_id, args.id,
+					sacred_policy_str(info.policy));
+			goto out;
+		}
+	}
 	/* The policy (and program) first: the ACL then meets the new one. */
 	if (args.seen & (ARG(REGION_ARG_POLICY) | ARG(REGION_ARG_PROG))) {
 		if ((args.prog.file || args.prog.pinned) &&
