@@ -24,6 +24,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <linux/bpf.h>
 #include <linux/sacred.h>
 
 #include "kselftest_harness.h"
@@ -106,6 +107,81 @@ TEST_F(module, unload_with_instances_then_reload_finds_devices)
 	EXPECT_EQ(self->ndev, n);
 	EXPECT_EQ(-ENOENT, sacred_mem_get(ctrl, m.id, &m));
 	sacred_ctrl_close(ctrl);
+}
+
+/* A socket filter returning @verdict, by the bpf() system call itself. */
+static int const_prog(uint32_t verdict)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0,
+		  .imm = (int32_t)verdict },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr = {
+		.prog_type = BPF_PROG_TYPE_SOCKET_FILTER,
+		.insns = (uintptr_t)insns,
+		.insn_cnt = 2,
+		.license = (uintptr_t)"GPL",
+	};
+
+	return syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+}
+
+static int prog_fd_by_id(uint32_t id)
+{
+	union bpf_attr attr = { .prog_id = id };
+
+	return syscall(SYS_bpf, BPF_PROG_GET_FD_BY_ID, &attr, sizeof(attr));
+}
+
+/*
+ * Unload with bpf regions: the module held the only reference to each
+ * region's program, and the programs go with it.
+ */
+TEST_F(module, unload_with_bpf_regions_releases_their_programs)
+{
+	struct sacred_mem_params p = { .id = SACRED_MEM_ID_ANY };
+	struct sacred_region_info ri;
+	struct sacred_ctrl *ctrl;
+	struct sacred_mem_info m;
+	uint32_t ids[4];
+	char dev[64];
+	int i, fd, gone = 0, tries;
+
+	ASSERT_NE(NULL, env_word("SACRED_RXE_DEVS", 0, dev, sizeof(dev)));
+	ASSERT_EQ(0, sacred_ctrl_open(&ctrl));
+	p.dev_name = dev;
+	ASSERT_EQ(0, sacred_mem_new(ctrl, &p, &m));
+	for (i = 0; i < 4; i++) {
+		fd = const_prog(SACRED_VERDICT_GRANT);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, sacred_region_new_prog(ctrl, m.id,
+						    SACRED_REGION_ID_ANY, 4096,
+						    fd, &ri));
+		close(fd);
+		ASSERT_EQ(0, sacred_region_prog_id(ctrl, m.id, ri.id,
+						   &ids[i]));
+		/* Alive on the module's reference alone. */
+		fd = prog_fd_by_id(ids[i]);
+		ASSERT_LE(0, fd);
+		close(fd);
+	}
+	sacred_ctrl_close(ctrl);
+
+	ASSERT_EQ(0, unload());
+	/* A program is freed after an RCU grace period and a work item. */
+	for (tries = 0; tries < 100 && gone < 4; tries++) {
+		usleep(20000);
+		for (gone = 0, i = 0; i < 4; i++) {
+			fd = prog_fd_by_id(ids[i]);
+			if (fd < 0 && errno == ENOENT)
+				gone++;
+			else if (fd >= 0)
+				close(fd);
+		}
+	}
+	EXPECT_EQ(4, gone);
+	ASSERT_EQ(0, load(self->ko));
 }
 
 /*
