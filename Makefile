@@ -130,9 +130,10 @@ selftests/%: selftests/%.c $(ST_HDRS) $(HARNESS) lib/libsacred.a
 	$(CC) $(CFLAGS) -Wno-unused-parameter -Wno-sign-compare -I$(KFILES)/tools/testing/selftests \
 		-o $@ $< lib/libsacred.a $(LDLIBS) $(ST_LIBS) -lpthread
 
-# sacred_bpf loads programs with libbpf, the examples' among them.
-selftests/sacred_bpf: ST_LIBS := -lbpf
-selftests/sacred_bpf: $(POL_OBJS)
+# sacred_bpf and sacred_consensus load programs with libbpf, the
+# examples' among them.
+selftests/sacred_bpf selftests/sacred_consensus: ST_LIBS := -lbpf
+selftests/sacred_bpf selftests/sacred_consensus: $(POL_OBJS)
 
 benchprogs: $(BENCH_BINS)
 

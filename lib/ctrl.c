@@ -1328,12 +1328,13 @@ int sacred_region_new_tagged(struct sacred_ctrl *ctrl, uint32_t mem_id,
 
 int sacred_region_new_prog(struct sacred_ctrl *ctrl, uint32_t mem_id,
 			   uint32_t id, uint64_t size, int prog_fd,
+			   const uint64_t *tag,
 			   struct sacred_region_info *info)
 {
 	if (prog_fd < 0)
 		return -EBADF;
 	return ctrl_region_new(ctrl, mem_id, id, size, SACRED_POLICY_BPF,
-			       NULL, prog_fd, info);
+			       tag, prog_fd, info);
 }
 
 int sacred_region_set_policy(struct sacred_ctrl *ctrl, uint32_t mem_id,

@@ -274,6 +274,27 @@ static int pmp_mark(struct sacred_pmp *p)
 	return 0;
 }
 
+/*
+ * Did a memory refuse a permission for a stale ballot - the fenced
+ * policy's reason, or a bpf program's refusal with that reason as its
+ * code (examples/policies/ballot.bpf.o)?
+ */
+static bool pmp_stale(const struct sacred_rmem_result *res)
+{
+	unsigned int k;
+
+	for (k = 0; k < res->nr_mems; k++) {
+		uint32_t why = res->perm[k].reason;
+
+		if (res->status[k] == -EPERM &&
+		    (why == SACRED_REFUSE_STALE_BALLOT ||
+		     why == SACRED_REFUSE_PROGRAM_BASE +
+			    SACRED_REFUSE_STALE_BALLOT))
+			return true;
+	}
+	return false;
+}
+
 static struct sacred_io pmp_read_op(const struct sacred_pmp *p)
 {
 	return (struct sacred_io){
@@ -426,7 +447,8 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 	    attr->nr_procs > SACRED_PMP_MAX_PROCS ||
 	    attr->me >= attr->nr_procs || attr->value_max > (1U << 20) ||
 	    attr->timeout_ms < 0 ||
-	    (attr->alg != SACRED_PMP && attr->alg != SACRED_DISK_PAXOS))
+	    (attr->alg != SACRED_PMP && attr->alg != SACRED_DISK_PAXOS &&
+	     attr->alg != SACRED_PMP_BALLOT))
 		return -EINVAL;
 	if (sodium_init() < 0)
 		return -EIO;
@@ -579,13 +601,14 @@ static int pmp_attempt(struct sacred_pmp *p, uint64_t b, const void *v,
 	 * its memory: a write of an earlier leader that a quorum took is
 	 * seen by this read at some memory.
 	 */
-	if (p->alg == SACRED_PMP)
+	if (p->alg != SACRED_DISK_PAXOS)
 		ops[nops++] = (struct sacred_io){
 			.opcode = SACRED_IO_PERM,
 			.perm = {
 				.region_id = p->region_id,
 				.access = SACRED_ACCESS_READ |
 					  SACRED_ACCESS_WRITE,
+				.ballot = p->alg == SACRED_PMP_BALLOT ? b : 0,
 			},
 		};
 	ret = pmp_cell(p, b, p->bal, p->val, p->val_len, &ops[nops++]);
@@ -595,7 +618,20 @@ static int pmp_attempt(struct sacred_pmp *p, uint64_t b, const void *v,
 	p->stats.round_trips += nops;
 	ret = sacred_rmem_chain(p->rm, ops, nops, (void *const *)p->bufs,
 				&res);
-	/* -EPERM: a policy refused - not exclusive-writer: give up. */
+	/*
+	 * -EPERM: a policy refused. SACRED_PMP_BALLOT: for a stale ballot,
+	 * a higher proposal took the memory - contention: retry above it
+	 * and above what the memories that answered hold. Anything else
+	 * (not a member, not the region's policy): give up.
+	 */
+	if (ret == -EPERM && p->alg == SACRED_PMP_BALLOT && pmp_stale(&res)) {
+		pmp_failed(p, &res, ret);
+		pmp_scan(p, &res, b, &higher, NULL, NULL, NULL);
+		if (higher < b)
+			higher = b;
+		p->max_seen = higher > p->max_seen ? higher : p->max_seen;
+		return -EAGAIN;
+	}
 	if (ret)
 		return pmp_failed(p, &res, ret);
 	pmp_written(p);
@@ -673,7 +709,9 @@ phase2:
  *
  * Return: 0 with the decision; -EINVAL, -EMSGSIZE, -ENOSPC (@max too
  * small); -EPERM when a memory's policy refused write permission (the
- * region is not exclusive-writer, or this process is no rw member); -EBUSY when the time ran out under contention; -ENOTCONN,
+ * region is not exclusive-writer - fenced or ballot-ruled for
+ * SACRED_PMP_BALLOT - or this process is no rw member); -EBUSY when the
+ * time ran out under contention; -ENOTCONN,
  * -ECONNRESET, -ETIMEDOUT when it ran out without a quorum of memories.
  */
 int sacred_pmp_propose(struct sacred_pmp *p, const void *v, size_t len,

@@ -404,6 +404,8 @@ int sacred_region_set_acl(struct sacred_ctrl *ctrl, uint32_t mem_id,
  * @prog_fd: a BPF_PROG_TYPE_SOCKET_FILTER program (Documentation/
  *	policies.rst, struct sacred_policy_ctx); the module takes its own
  *	reference, so the caller may close @prog_fd afterwards
+ * @tag: the region's tag, as for sacred_region_new_tagged(); NULL for a
+ *	random one
  * @info: gets the new region; may be NULL
  *
  * The region's policy is %SACRED_POLICY_BPF. Needs CAP_NET_ADMIN.
@@ -413,6 +415,7 @@ int sacred_region_set_acl(struct sacred_ctrl *ctrl, uint32_t mem_id,
  */
 int sacred_region_new_prog(struct sacred_ctrl *ctrl, uint32_t mem_id,
 			   uint32_t id, uint64_t size, int prog_fd,
+			   const uint64_t *tag,
 			   struct sacred_region_info *info);
 
 /**
@@ -1317,10 +1320,18 @@ struct sacred_pmp;
  * @SACRED_PMP: Protected Memory Paxos; the region's policy is
  *	exclusive-writer, every process a read-write member
  * @SACRED_DISK_PAXOS: Disk Paxos; a static region, everyone read-write
+ * @SACRED_PMP_BALLOT: Protected Memory Paxos whose requests for write
+ *	carry the proposal number as their ballot, for memories that grant
+ *	write only above the highest ballot granted so far: policy fenced,
+ *	or bpf with examples/policies/ballot.bpf.o. A request refused for
+ *	a stale ballot is contention (a higher proposal took the memory):
+ *	the attempt is retried above it. The first leader's write comes from
+ *	the admin, with ballot 1 (the fast path's proposal number).
  */
 enum sacred_pmp_alg {
 	SACRED_PMP = 1,
 	SACRED_DISK_PAXOS,
+	SACRED_PMP_BALLOT,
 };
 
 /**

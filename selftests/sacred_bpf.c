@@ -119,7 +119,7 @@ static void region_with(struct __test_metadata *_metadata,
 	ASSERT_LE(0, prog_fd);
 	ASSERT_EQ(0, sacred_region_new_prog(self->ctrl, self->mem.id,
 					    SACRED_REGION_ID_ANY, RSIZE,
-					    prog_fd, &ri));
+					    prog_fd, NULL, &ri));
 	EXPECT_EQ(SACRED_POLICY_BPF, ri.policy);
 	self->region = ri.id;
 	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id, ri.id,
@@ -184,7 +184,8 @@ TEST_F(bpf, ballot_policy_a_higher_ballot_takes_the_region)
 	EXPECT_EQ(RW, res.region.access);
 	EXPECT_EQ(0, try_write(self, 1, 0, 1));
 	EXPECT_EQ(-EPERM, ask(self, 2, RW, 5, &res));
-	EXPECT_EQ(SACRED_REFUSE_PROGRAM_BASE + 1, res.reason);
+	EXPECT_EQ(SACRED_REFUSE_PROGRAM_BASE + SACRED_REFUSE_STALE_BALLOT,
+		  res.reason);
 	EXPECT_EQ(0, try_write(self, 1, 0, 11));
 	ASSERT_EQ(0, ask(self, 2, RW, 6, &res));
 	/* 1 was demoted and fenced before 2 heard yes: its write fails. */
@@ -193,7 +194,8 @@ TEST_F(bpf, ballot_policy_a_higher_ballot_takes_the_region)
 	EXPECT_EQ(0, try_write(self, 2, 0, 22));
 	EXPECT_EQ(22, peek(_metadata, self, 0));
 	EXPECT_EQ(-EPERM, ask(self, 1, RW, 6, &res));
-	EXPECT_EQ(SACRED_REFUSE_PROGRAM_BASE + 1, res.reason);
+	EXPECT_EQ(SACRED_REFUSE_PROGRAM_BASE + SACRED_REFUSE_STALE_BALLOT,
+		  res.reason);
 	/* Read needs no ballot. */
 	EXPECT_EQ(0, ask(self, 1, R, 0, &res));
 	/* The ACL still bounds every grant: 3 may only read. */
@@ -391,14 +393,14 @@ TEST_F(bpf, wrong_programs_are_refused_with_a_message)
 
 	EXPECT_EQ(-EINVAL, sacred_region_new_prog(self->ctrl, self->mem.id,
 						  SACRED_REGION_ID_ANY, RSIZE,
-						  cls, &ri));
+						  cls, NULL, &ri));
 	EXPECT_NE(NULL, sacred_ctrl_errmsg(self->ctrl));
 	EXPECT_EQ(-EINVAL, sacred_region_new_prog(self->ctrl, self->mem.id,
 						  SACRED_REGION_ID_ANY, RSIZE,
-						  devnull, &ri));
+						  devnull, NULL, &ri));
 	EXPECT_EQ(-EBADF, sacred_region_new_prog(self->ctrl, self->mem.id,
 						 SACRED_REGION_ID_ANY, RSIZE,
-						 1000, &ri));
+						 1000, NULL, &ri));
 	/* Policy bpf without a program, a program without policy bpf. */
 	EXPECT_EQ(-EINVAL, sacred_region_new(self->ctrl, self->mem.id,
 					     SACRED_REGION_ID_ANY, RSIZE,

@@ -723,9 +723,10 @@ case_region_bpf() {
 	local p1 p2
 
 	ok memory add dev "$dev0" port 7594 id 7594 || return
-	ok region add mem 7594 size 4k policy bpf prog "$pol/ballot.bpf.o" id 1 &&
+	ok region add mem 7594 size 4k policy bpf prog "$pol/ballot.bpf.o" id 1 tag 0x7594 &&
 		expect "region add policy bpf" "$(cat "$T/out")" \
 			"7594/1: size 4KiB policy bpf epoch 0"
+	expect "policy bpf with a tag" "$(region_json 7594/1 | jq -r '.tag')" 0x7594
 	p1=$(region_json 7594/1 | jq '.prog')
 	[ "${p1:-0}" != null ] && [ "${p1:-0}" -gt 0 ] ||
 		fail "-d -j region show: no program id for a bpf region (\"$p1\")"

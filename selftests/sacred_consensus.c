@@ -11,9 +11,14 @@
  *
  * Processes P0..P2 each have a replicated-memory handle over the three
  * instances. Region CONS_BASE + k (k < ROUNDS) holds PMP instance k
- * (exclusive-writer, everyone read-write; P0 is granted write first by
- * the admin, as a deployment would); DISK_BASE + k holds Disk Paxos
- * instance k (static, everyone read-write).
+ * (everyone read-write; P0 is granted write first by the admin, as a
+ * deployment would); DISK_BASE + k holds Disk Paxos instance k (static,
+ * everyone read-write).
+ *
+ * Every case runs twice, with the PMP regions' policy as each variant
+ * says: exclusive-writer (SACRED_PMP), and a bpf region running
+ * examples/policies/ballot.bpf.o - "a higher ballot takes the region" -
+ * with PMP sending its proposal numbers as ballots (SACRED_PMP_BALLOT).
  */
 #include <endian.h>
 #include <errno.h>
@@ -22,6 +27,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <linux/sacred.h>
+#include <bpf/libbpf.h>
 
 #include "kselftest_harness.h"
 #include "sacred.h"
@@ -44,6 +50,27 @@ FIXTURE(cons) {
 	struct sacred_rmem *p[NR_PROCS];
 };
 
+/*
+ * The PMP regions: their policy, the program of a bpf one
+ * (examples/policies/NAME.bpf.o), and the algorithm that fits it.
+ */
+FIXTURE_VARIANT(cons) {
+	uint8_t policy;
+	const char *prog;
+	int alg;
+};
+
+FIXTURE_VARIANT_ADD(cons, exclusive_writer) {
+	.policy = SACRED_POLICY_EXCLUSIVE_WRITER,
+	.alg = SACRED_PMP,
+};
+
+FIXTURE_VARIANT_ADD(cons, ballot_bpf) {
+	.policy = SACRED_POLICY_BPF,
+	.prog = "ballot",
+	.alg = SACRED_PMP_BALLOT,
+};
+
 static int region_everywhere(struct sacred_ctrl *ctrl,
 			     struct sacred_mem_info *mem, uint32_t id,
 			     uint8_t policy)
@@ -52,11 +79,40 @@ static int region_everywhere(struct sacred_ctrl *ctrl,
 			     NR_PROCS, -1);
 }
 
-/* The admin gives P0 write on region @id everywhere: the first leader. */
-static int grant_first_leader(struct sacred_ctrl *ctrl,
-			      struct sacred_mem_info *mem, uint32_t id)
+/*
+ * A PMP region everywhere under @variant's policy: a bpf one is made
+ * exclusive-writer with the test's tag and then given the program.
+ */
+static int pmp_region_everywhere(struct sacred_ctrl *ctrl,
+				 struct sacred_mem_info *mem, uint32_t id,
+				 const FIXTURE_VARIANT(cons) *variant,
+				 int prog_fd)
 {
-	struct sacred_perm_req req = { .region_id = id, .access = RW };
+	unsigned int i;
+	int ret;
+
+	ret = region_everywhere(ctrl, mem, id, variant->prog ?
+				SACRED_POLICY_EXCLUSIVE_WRITER :
+				variant->policy);
+	for (i = 0; !ret && variant->prog && i < NR_MEMS; i++)
+		ret = sacred_region_set_policy(ctrl, mem[i].id, id,
+					       variant->policy, prog_fd);
+	return ret;
+}
+
+/*
+ * The admin gives P0 write on region @id everywhere: the first leader
+ * (under a ballot rule, with ballot 1: the fast path's proposal number).
+ */
+static int grant_first_leader(struct sacred_ctrl *ctrl,
+			      struct sacred_mem_info *mem, uint32_t id,
+			      int alg)
+{
+	struct sacred_perm_req req = {
+		.region_id = id,
+		.access = RW,
+		.ballot = alg == SACRED_PMP_BALLOT ? 1 : 0,
+	};
 	unsigned int i;
 	int ret;
 
@@ -71,6 +127,9 @@ static int grant_first_leader(struct sacred_ctrl *ctrl,
 FIXTURE_SETUP(cons)
 {
 	struct sacred_rmem_member m[NR_MEMS];
+	struct bpf_object *obj = NULL;
+	struct bpf_program *prog;
+	int prog_fd = -1;
 	char dev[64];
 	unsigned int i, k;
 	int ret = sacred_ctrl_open(&self->ctrl);
@@ -82,16 +141,31 @@ FIXTURE_SETUP(cons)
 		SKIP(return, "needs three rxe devices");
 	ASSERT_EQ(0, mems_new(self->ctrl, NR_MEMS, TEST_CM_PORT, self->mem,
 			      self->have, m));
+	if (variant->prog) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "../examples/policies/%s.bpf.o",
+			 variant->prog);
+		obj = bpf_object__open_file(path, NULL);
+		ASSERT_NE(NULL, obj) TH_LOG("%s: %s", path, strerror(errno));
+		prog = bpf_object__next_program(obj, NULL);
+		ASSERT_NE(NULL, prog);
+		bpf_program__set_type(prog, BPF_PROG_TYPE_SOCKET_FILTER);
+		ASSERT_EQ(0, bpf_object__load(obj));
+		prog_fd = bpf_program__fd(prog);
+	}
 	for (k = 0; k < ROUNDS; k++) {
-		ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem,
-					       CONS_BASE + k,
-					       SACRED_POLICY_EXCLUSIVE_WRITER));
+		ASSERT_EQ(0, pmp_region_everywhere(self->ctrl, self->mem,
+						   CONS_BASE + k, variant,
+						   prog_fd));
 		ASSERT_EQ(0, grant_first_leader(self->ctrl, self->mem,
-						CONS_BASE + k));
+						CONS_BASE + k, variant->alg));
 		ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem,
 					       DISK_BASE + k,
 					       SACRED_POLICY_STATIC));
 	}
+	/* The regions hold the program now; its maps live with it. */
+	bpf_object__close(obj);
 	for (i = 0; i < NR_PROCS; i++) {
 		struct sacred_rmem_attr a = {
 			.process_id = PID(i),
@@ -237,9 +311,9 @@ static void run_contended(struct __test_metadata *_metadata,
 TEST_F(cons, pmp_fast_path_is_one_round_trip)
 {
 	struct proposer pr[2] = {
-		{ .rm = self->p[0], .alg = SACRED_PMP, .region = CONS_BASE,
+		{ .rm = self->p[0], .alg = variant->alg, .region = CONS_BASE,
 		  .me = 0, .value = "first" },
-		{ .rm = self->p[1], .alg = SACRED_PMP, .region = CONS_BASE,
+		{ .rm = self->p[1], .alg = variant->alg, .region = CONS_BASE,
 		  .me = 1, .value = "second" },
 	};
 
@@ -277,7 +351,7 @@ TEST_F(cons, disk_paxos_fast_path_is_two_round_trips)
 
 TEST_F(cons, pmp_agreement_under_contention)
 {
-	run_contended(_metadata, self, SACRED_PMP, CONS_BASE);
+	run_contended(_metadata, self, variant->alg, CONS_BASE);
 }
 
 TEST_F(cons, disk_paxos_agreement_under_contention)
@@ -296,7 +370,7 @@ TEST_F(cons, minority_of_memories_down_and_back)
 	for (i = 0; i < NR_PROCS; i++) {
 		pr[i] = (struct proposer){
 			.rm = self->p[i],
-			.alg = SACRED_PMP,
+			.alg = variant->alg,
 			.region = CONS_BASE + 1,
 			.me = i,
 		};
@@ -336,7 +410,7 @@ TEST_F(cons, leader_crash_before_proposing)
 	for (i = 1; i < NR_PROCS; i++) {
 		pr[i] = (struct proposer){
 			.rm = self->p[i],
-			.alg = SACRED_PMP,
+			.alg = variant->alg,
 			.region = CONS_BASE + 2,
 			.me = i,
 		};
@@ -363,7 +437,7 @@ TEST_F(cons, fenced_old_leader_cannot_write)
 	for (i = 0; i < NR_PROCS; i++) {
 		pr[i] = (struct proposer){
 			.rm = self->p[i],
-			.alg = SACRED_PMP,
+			.alg = variant->alg,
 			.region = CONS_BASE + 3,
 			.me = i,
 		};
@@ -479,7 +553,7 @@ TEST_F(cons, reopened_first_leader_never_proposes_number_1_twice)
 {
 	struct sacred_conn *c0 = sacred_rmem_conn(self->p[0], 0);
 	struct proposer pr = {
-		.rm = self->p[1], .alg = SACRED_PMP,
+		.rm = self->p[1], .alg = variant->alg,
 		.region = CONS_BASE + 4, .me = 1, .value = "P1",
 	};
 	uint8_t payload[24 + 5] = { 0 }, cell[112];
@@ -491,7 +565,7 @@ TEST_F(cons, reopened_first_leader_never_proposes_number_1_twice)
 	char out[VALUE_MAX];
 	size_t len;
 
-	ASSERT_EQ(0, open_instance(self->p[0], SACRED_PMP, CONS_BASE + 4, 0,
+	ASSERT_EQ(0, open_instance(self->p[0], variant->alg, CONS_BASE + 4, 0,
 				   &p));
 	sacred_pmp_close(p);
 	for (i = 0; i < 2; i++) {
@@ -515,7 +589,7 @@ TEST_F(cons, reopened_first_leader_never_proposes_number_1_twice)
 
 	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
 				    SACRED_MEM_DOWN, 0, NULL));
-	ASSERT_EQ(0, open_instance(self->p[0], SACRED_PMP, CONS_BASE + 4, 0,
+	ASSERT_EQ(0, open_instance(self->p[0], variant->alg, CONS_BASE + 4, 0,
 				   &p));
 	ASSERT_EQ(0, sacred_pmp_propose(p, "second", 7, out, sizeof(out),
 					&len));

@@ -157,7 +157,7 @@ TEST_F(module, unload_with_bpf_regions_releases_their_programs)
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, sacred_region_new_prog(ctrl, m.id,
 						    SACRED_REGION_ID_ANY, 4096,
-						    fd, &ri));
+						    fd, NULL, &ri));
 		close(fd);
 		ASSERT_EQ(0, sacred_region_prog_id(ctrl, m.id, ri.id,
 						   &ids[i]));

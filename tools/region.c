@@ -481,9 +481,6 @@ static int region_add(struct cli *cli, int argc, char **argv)
 	if (args.policy == SACRED_POLICY_BPF) {
 		if (!args.prog.file && !args.prog.pinned)
 			return cli_usage(cli, "policy bpf needs \"prog\"");
-		if (args.seen & ARG(REGION_ARG_TAG))
-			return cli_usage(cli,
-					 "\"tag\" and policy bpf do not go together yet");
 	} else if (args.prog.file || args.prog.pinned) {
 		return cli_usage(cli, "\"prog\" is for policy bpf");
 	}
@@ -495,7 +492,9 @@ static int region_add(struct cli *cli, int argc, char **argv)
 		if (prog_load(cli, &args.prog, &prog))
 			return SACRED_EXIT_FAIL;
 		ret = sacred_region_new_prog(cli->ctrl, args.mem_id, args.id,
-					     args.size, prog.fd, &info);
+					     args.size, prog.fd,
+					     args.seen & ARG(REGION_ARG_TAG) ?
+					     &args.tag : NULL, &info);
 		prog_close(&prog);
 	} else if (args.seen & ARG(REGION_ARG_TAG))
 		ret = sacred_region_new_tagged(cli->ctrl, args.mem_id, args.id,

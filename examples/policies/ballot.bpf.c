@@ -8,15 +8,16 @@
  * ballot granted on the region so far (ctx.region_ballot, which the
  * module raises to the ballot of each accepted request). Anything else a
  * member asks for - read, or nothing - is granted. A stale ballot is
- * refused with code BALLOT_STALE: the requester sees reason
- * SACRED_REFUSE_PROGRAM_BASE + 1.
+ * refused with the built-in reason as its code: the requester sees
+ * SACRED_REFUSE_PROGRAM_BASE + SACRED_REFUSE_STALE_BALLOT, which
+ * libsacred's SACRED_PMP_BALLOT reads as contention, as it reads the
+ * fenced policy's SACRED_REFUSE_STALE_BALLOT.
  *
- * This is the built-in "fenced" policy written as a program; the
- * selftests run the same cases against both.
+ * This is the built-in "fenced" policy written as a program: PMP's
+ * selftests run against it (selftests/sacred_consensus, variant
+ * ballot_bpf).
  */
 #include "policy.h"
-
-#define BALLOT_STALE	1
 
 SEC("socket")
 int ballot(struct __sk_buff *skb)
@@ -29,7 +30,7 @@ int ballot(struct __sk_buff *skb)
 	if (!(ctx.req_access & POLICY_WRITE_BITS))
 		return SACRED_VERDICT_GRANT;
 	if (ctx.ballot <= ctx.region_ballot)
-		return SACRED_VERDICT_REFUSE | SACRED_VERDICT_CODE(BALLOT_STALE);
+		return SACRED_VERDICT_REFUSE | SACRED_VERDICT_CODE(SACRED_REFUSE_STALE_BALLOT);
 	return SACRED_VERDICT_GRANT_EXCLUSIVE;
 }
 

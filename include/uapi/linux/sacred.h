@@ -357,6 +357,10 @@ enum sacred_policy {
  *   SACRED_VERDICT_REVOKE_TARGET    @target loses write (and atomic);
  *	@req_access must be 0
  *
+ * A program refusing for a reason a built-in policy has may give that
+ * reason as its code (SACRED_REFUSE_STALE_BALLOT, say), so that clients
+ * read SACRED_REFUSE_PROGRAM_BASE + n as reason n.
+ *
  * Any other value refuses with %SACRED_REFUSE_PROGRAM_VERDICT. The program
  * only decides: the module performs the switch, revokes first, with the
  * same guarantee as for every policy. An accepted request that carries a
