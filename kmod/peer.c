@@ -60,6 +60,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_cm.h>
@@ -523,7 +524,9 @@ static void sacred_conn_handle(struct sacred_conn *conn,
 	if (len < sizeof(*req))
 		return;
 	rep->region_id = req->region_id;
-	if (le16_to_cpu(req->hdr.version) != SACRED_WIRE_VERSION ||
+	/* Exactly a request: nothing after it is read, so nothing is sent. */
+	if (len != sizeof(*req) ||
+	    le16_to_cpu(req->hdr.version) != SACRED_WIRE_VERSION ||
 	    req->reserved)
 		return;
 	op = le16_to_cpu(req->hdr.op);
@@ -1043,6 +1046,9 @@ static int sacred_peer_answer(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
 		peer = sacred_peer_get(mem, pid, false);
 		if (!sacred_auth_check(mem, req, peer ? peer->last_counter : 0))
 			return sacred_peer_reject(cm_id, SACRED_REJ_AUTH);
+	} else if (le16_to_cpu(req->flags) & SACRED_CONN_F_PROOF) {
+		/* Nothing to check it with: the process expects a key. */
+		return sacred_peer_reject(cm_id, SACRED_REJ_UNKEYED);
 	}
 	peer = sacred_peer_get(mem, pid, true);
 	if (IS_ERR(peer))
@@ -1073,6 +1079,13 @@ static int sacred_peer_answer(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
 	rep.msg_max = cpu_to_le16(SACRED_WIRE_MSG_MAX);
 	accept.private_data = &rep;
 	accept.private_data_len = sizeof(rep);
+	/*
+	 * The CM gives each side's QP the other side's numbers: the
+	 * process's QP gets our responder resources as its READ/atomic
+	 * depth, and our RNR retry count - 7, without end: a request
+	 * beyond its credits waits for a receive buffer, never fails.
+	 * We do no READ or atomic on the process.
+	 */
 	accept.responder_resources = responder_resources;
 	accept.initiator_depth = 0;
 	accept.rnr_retry_count = 7;
@@ -1196,6 +1209,22 @@ void sacred_mem_connreq_init(struct sacred_mem *mem)
 	INIT_WORK(&mem->connreq_work, sacred_mem_connreq_work);
 }
 
+/*
+ * Only defined flags, zero reserved words, and a counter and MAC only
+ * with a proof: a field a later version gives a meaning is never taken
+ * for garbage sent today.
+ */
+static bool sacred_conn_req_well_formed(const struct sacred_wire_conn_req *req)
+{
+	u16 flags = le16_to_cpu(req->flags);
+
+	if ((flags & ~SACRED_CONN_F_PROOF) || req->reserved[0] ||
+	    req->reserved[1])
+		return false;
+	return (flags & SACRED_CONN_F_PROOF) ||
+	       (!req->counter && !memchr_inv(req->mac, 0, sizeof(req->mac)));
+}
+
 /**
  * sacred_peer_connect_request() - take a process's connect request
  * @mem: the instance whose listener got it
@@ -1228,9 +1257,15 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 	creq = kzalloc(sizeof(*creq), GFP_KERNEL);
 	if (!creq)
 		return sacred_peer_reject(cm_id, SACRED_REJ_RESOURCES);
-	/* Shorter private data (iWARP) is read as padded with zeros. */
+	/*
+	 * The version first: another version may have another length. On
+	 * IB and RoCE the CM hands over the connect request's 56 bytes of
+	 * private data behind rdma_cm's header, zero-padded, whatever the
+	 * process gave; iWARP hands over what it gave, and it must be
+	 * exactly the request.
+	 */
 	if (!param->private_data ||
-	    param->private_data_len < offsetof(typeof(creq->req), counter))
+	    param->private_data_len < sizeof(creq->req.version))
 		goto reject;
 	memcpy(&creq->req, param->private_data,
 	       min_t(size_t, param->private_data_len, sizeof(creq->req)));
@@ -1238,8 +1273,8 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 		rej = SACRED_REJ_VERSION;
 		goto reject;
 	}
-	if ((le16_to_cpu(creq->req.flags) & ~SACRED_CONN_F_PROOF) ||
-	    creq->req.reserved[0] || creq->req.reserved[1])
+	if (param->private_data_len != sizeof(creq->req) ||
+	    !sacred_conn_req_well_formed(&creq->req))
 		goto reject;
 	/*
 	 * The CM gives our QP the request's retry counts. At 7 it would

@@ -598,6 +598,10 @@ static int conn_rejected(struct sacred_conn *conn,
 	case SACRED_REJ_RNR_RETRY:
 		return conn_fail(conn, -EPROTO,
 				 "connect: the instance refuses endless receiver-not-ready retries");
+	case SACRED_REJ_UNKEYED:
+		return conn_fail(conn, -EACCES,
+				 "connect: the instance has no key to check process %u's proof",
+				 conn->process_id);
 	case SACRED_REJ_UNREVOKED:
 		return conn_fail(conn, -EKEYREVOKED,
 				 "connect: the instance could not revoke a key of process %u and refuses it until the instance is deleted",

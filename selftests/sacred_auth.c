@@ -193,6 +193,21 @@ TEST_F(auth, replayed_request_is_refused)
 	EXPECT_FALSE(ok[1]);
 }
 
+/*
+ * Without a key the instance believes the process id, and refuses a
+ * proof it cannot check: the process would believe itself checked.
+ */
+TEST_F(auth, keyless_instance_refuses_a_proof)
+{
+	struct sacred_conn *c;
+
+	ASSERT_EQ(0, sacred_mem_set_key(self->ctrl, self->mem.id, NULL, 0));
+	EXPECT_EQ(-EACCES, join(self, 1, self->key1, &c));
+	EXPECT_EQ(NULL, c);
+	ASSERT_EQ(0, join(self, 1, NULL, &c));
+	sacred_conn_destroy(c);
+}
+
 /* The key is never sent back: replies say only that there is one. */
 TEST_F(auth, key_never_leaves_the_kernel)
 {

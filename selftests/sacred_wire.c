@@ -4,9 +4,10 @@
  *
  * libsacred only sends well-formed messages; this test speaks the wire
  * by hand (librdmacm's synchronous verbs helpers) and sends what a buggy
- * or malicious process would: wrong connect private data, short, long and
- * unknown messages, reserved bits, bad access values, unknown regions,
- * more requests than its credits. Every one must get a clean answer or a
+ * or malicious process would: wrong connect private data and connection
+ * parameters, short, long and unknown messages, reserved bits, bad access
+ * values, unknown regions, more requests than its credits. Each rule of
+ * uapi "The wire" is checked with the exact rejection or reply. Every one must get a clean answer or a
  * clean end of the connection, never a kernel splat (the rig checks the
  * log), and other processes must not notice.
  */
@@ -24,9 +25,14 @@
 #define NRECV	64
 #define MSGSZ	256
 
+/* IB CM reject reasons (IBTA 12.6.7.2) a raw connect may see. */
+#define REJ_NO_LISTENER	8	/* IB_CM_REJ_INVALID_SERVICE_ID */
+#define REJ_CONSUMER	28	/* IB_CM_REJ_CONSUMER_DEFINED */
+
 struct raw {
 	struct rdma_cm_id *id;
 	bool connected;
+	int rej_status;		/* IB CM reason of the last reject */
 	struct ibv_mr *rmr, *smr;
 	char rbuf[NRECV][MSGSZ];
 	/* One per request in flight: a posted send is read later. */
@@ -97,17 +103,48 @@ FIXTURE_TEARDOWN(wire)
 	sacred_ctrl_close(self->ctrl);
 }
 
+/* How a raw connect asks: the connection parameters of "The wire". */
+struct raw_param {
+	int nrecv;		/* receive buffers posted before connecting */
+	int rnr_retry;		/* rnr_retry_count */
+	int depth;		/* initiator_depth */
+};
+
 /*
- * Connect with @pdata as private data, with @nrecv receive buffers posted
- * and asking for @rnr_retry receiver-not-ready retries; 0 or -errno.
+ * What a failed rdma_connect() of @raw got, @err its errno: the
+ * instance's reason (&enum sacred_wire_rej_reason, > 0) if it rejected
+ * with its own private data; -ECONNREFUSED for a reject without it
+ * (@raw->rej_status says the CM's reason); else @err.
  */
-static int raw_connect_rnr(FIXTURE_DATA(wire) *self, const void *pdata,
-			   size_t len, int nrecv, int rnr_retry)
+static int raw_rejected(struct raw *raw, int err)
+{
+	/* A synchronous id keeps the event that ended the connect. */
+	struct rdma_cm_event *ev = raw->id->event;
+	struct sacred_wire_conn_rej rej;
+
+	if (!ev || ev->event != RDMA_CM_EVENT_REJECTED)
+		return err;
+	raw->rej_status = ev->status;
+	if (ev->status != REJ_CONSUMER || !ev->param.conn.private_data ||
+	    ev->param.conn.private_data_len < sizeof(rej))
+		return -ECONNREFUSED;
+	memcpy(&rej, ev->param.conn.private_data, sizeof(rej));
+	if (le16toh(rej.version) != SACRED_WIRE_VERSION)
+		return -EPROTO;
+	return le16toh(rej.reason);
+}
+
+/*
+ * Connect @raw to the instance with @len bytes of @pdata as private data,
+ * as @rp says; 0 once connected, else as raw_rejected().
+ */
+static int raw_connect_to(FIXTURE_DATA(wire) *self, struct raw *raw,
+			  const void *pdata, size_t len,
+			  const struct raw_param *rp)
 {
 	struct rdma_addrinfo hints = {}, *res;
 	struct ibv_qp_init_attr attr = {};
 	struct rdma_conn_param param = {};
-	struct raw *raw = &self->raw;
 	int i, ret;
 
 	hints.ai_port_space = RDMA_PS_TCP;
@@ -126,19 +163,32 @@ static int raw_connect_rnr(FIXTURE_DATA(wire) *self, const void *pdata,
 	raw->smr = rdma_reg_msgs(raw->id, raw->sbuf, sizeof(raw->sbuf));
 	if (!raw->rmr || !raw->smr)
 		return -ENOMEM;
-	for (i = 0; i < nrecv; i++)
+	for (i = 0; i < rp->nrecv; i++)
 		if (rdma_post_recv(raw->id, raw->rbuf[i], raw->rbuf[i], MSGSZ,
 				   raw->rmr))
 			return -errno;
 	param.private_data = pdata;
 	param.private_data_len = len;
-	param.initiator_depth = 1;
-	param.rnr_retry_count = rnr_retry;
+	param.initiator_depth = rp->depth;
+	param.rnr_retry_count = rp->rnr_retry;
 	param.retry_count = 7;
 	if (rdma_connect(raw->id, &param))
-		return -errno;
+		return raw_rejected(raw, -errno);
 	raw->connected = true;
 	return 0;
+}
+
+/*
+ * Connect with @pdata as private data, with @nrecv receive buffers posted
+ * and asking for @rnr_retry receiver-not-ready retries; as raw_connect_to().
+ */
+static int raw_connect_rnr(FIXTURE_DATA(wire) *self, const void *pdata,
+			   size_t len, int nrecv, int rnr_retry)
+{
+	struct raw_param rp = { .nrecv = nrecv, .rnr_retry = rnr_retry,
+				.depth = 1 };
+
+	return raw_connect_to(self, &self->raw, pdata, len, &rp);
 }
 
 static int raw_connect(FIXTURE_DATA(wire) *self, const void *pdata,
@@ -299,6 +349,14 @@ TEST_F(wire, well_formed_attach_is_answered)
 	EXPECT_EQ(self->tag, le64toh(rep.tag));
 }
 
+/* Is process @pid unknown to the instance (no peer was ever made)? */
+static bool unknown_process(FIXTURE_DATA(wire) *self, uint32_t pid)
+{
+	struct sacred_peer_info p = {};
+
+	return !peer_of(self, pid, &p) && !p.process_id;
+}
+
 TEST_F(wire, bad_connect_private_data_is_rejected)
 {
 	struct sacred_wire_conn_req req = {
@@ -306,18 +364,106 @@ TEST_F(wire, bad_connect_private_data_is_rejected)
 		.process_id = htole32(7),
 	};
 
-	EXPECT_NE(0, raw_connect(self, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_REJ_VERSION, raw_connect(self, &req, sizeof(req)));
 	raw_close(&self->raw);
 	req.version = htole16(SACRED_WIRE_VERSION);
 	req.flags = htole16(0x8000);	/* a flag nobody defined */
-	EXPECT_NE(0, raw_connect(self, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_REJ_MALFORMED, raw_connect(self, &req, sizeof(req)));
 	raw_close(&self->raw);
 	req.flags = 0;
-	req.reserved[1] = 1;
-	EXPECT_NE(0, raw_connect(self, &req, sizeof(req)));
+	req.reserved[0] = htole32(1);
+	EXPECT_EQ(SACRED_REJ_MALFORMED, raw_connect(self, &req, sizeof(req)));
 	raw_close(&self->raw);
+	req.reserved[0] = 0;
+	req.reserved[1] = htole32(1);
+	EXPECT_EQ(SACRED_REJ_MALFORMED, raw_connect(self, &req, sizeof(req)));
+	raw_close(&self->raw);
+	/* Refused before the process was known. */
+	EXPECT_TRUE(unknown_process(self, 7));
 	/* And a good one still works. */
 	EXPECT_EQ(0, raw_connect_ok(self, 7));
+}
+
+/*
+ * A counter or MAC is part of a proof: without SACRED_CONN_F_PROOF both
+ * are 0, else the request is malformed - not a keyless connect with
+ * bytes nobody reads.
+ */
+TEST_F(wire, counter_or_mac_without_proof_is_malformed)
+{
+	struct sacred_wire_conn_req req = {
+		.version = htole16(SACRED_WIRE_VERSION),
+		.process_id = htole32(7),
+		.counter = htole64(1),
+	};
+
+	EXPECT_EQ(SACRED_REJ_MALFORMED, raw_connect(self, &req, sizeof(req)));
+	raw_close(&self->raw);
+	req.counter = 0;
+	req.mac[SACRED_MAC_LEN - 1] = 1;
+	EXPECT_EQ(SACRED_REJ_MALFORMED, raw_connect(self, &req, sizeof(req)));
+	raw_close(&self->raw);
+	EXPECT_TRUE(unknown_process(self, 7));
+	req.mac[SACRED_MAC_LEN - 1] = 0;
+	EXPECT_EQ(0, raw_connect(self, &req, sizeof(req)));
+}
+
+/*
+ * An instance without a key has nothing to check a proof with: a process
+ * that sends one expects a check, and is refused (a zero MAC, too).
+ */
+TEST_F(wire, proof_to_a_keyless_instance_is_rejected)
+{
+	struct sacred_wire_conn_req req = {
+		.version = htole16(SACRED_WIRE_VERSION),
+		.flags = htole16(SACRED_CONN_F_PROOF),
+		.process_id = htole32(7),
+	};
+	uint8_t key[SACRED_MAC_LEN] = { 1 };
+	struct sacred_conn_attr attr = {
+		.addr = (struct sockaddr *)&self->mem.addr,
+		.process_id = 7,
+		.key = key,
+	};
+	struct sacred_conn *c = NULL;
+
+	EXPECT_EQ(SACRED_REJ_UNKEYED, raw_connect(self, &req, sizeof(req)));
+	raw_close(&self->raw);
+	req.counter = htole64(1);
+	memset(req.mac, 0x5a, sizeof(req.mac));
+	EXPECT_EQ(SACRED_REJ_UNKEYED, raw_connect(self, &req, sizeof(req)));
+	raw_close(&self->raw);
+	EXPECT_TRUE(unknown_process(self, 7));
+	/* libsacred given a key says why. */
+	EXPECT_EQ(-EACCES, sacred_conn_create(&attr, &c));
+	EXPECT_EQ(NULL, c);
+	EXPECT_EQ(0, raw_connect_ok(self, 7));
+}
+
+/*
+ * IB and RoCE carry 56 bytes of private data whatever the process gave,
+ * zero-padded: a shorter request is read as that (uapi "The wire"). None
+ * at all is version 0; the version alone is process 0 without a proof;
+ * version, flags and id are that process.
+ */
+TEST_F(wire, short_private_data_is_read_zero_padded)
+{
+	struct sacred_wire_conn_req req = {
+		.version = htole16(SACRED_WIRE_VERSION),
+		.process_id = htole32(9),
+	};
+	struct sacred_peer_info p = {};
+
+	EXPECT_EQ(SACRED_REJ_VERSION, raw_connect(self, NULL, 0));
+	raw_close(&self->raw);
+	EXPECT_EQ(0, raw_connect(self, &req, sizeof(req.version)));
+	ASSERT_EQ(0, peer_of(self, 0, &p));
+	EXPECT_EQ(1, p.connected);
+	raw_close(&self->raw);
+	EXPECT_EQ(0, raw_connect(self, &req, 8));
+	ASSERT_EQ(0, peer_of(self, 9, &p));
+	EXPECT_EQ(9, p.process_id);
+	EXPECT_EQ(1, p.connected);
 }
 
 /*
@@ -332,15 +478,70 @@ TEST_F(wire, endless_rnr_retry_is_rejected)
 	};
 	struct sacred_peer_info p7 = {};
 
-	EXPECT_NE(0, raw_connect_rnr(self, &req, sizeof(req), NRECV, 7));
+	EXPECT_EQ(SACRED_REJ_RNR_RETRY,
+		  raw_connect_rnr(self, &req, sizeof(req), NRECV, 7));
 	raw_close(&self->raw);
 	/* Refused before the process was known. */
-	ASSERT_EQ(0, peer_of(self, 7, &p7));
-	EXPECT_EQ(0, p7.process_id);
+	EXPECT_TRUE(unknown_process(self, 7));
 	EXPECT_EQ(0, raw_connect_rnr(self, &req, sizeof(req), NRECV, 6));
 	ASSERT_EQ(0, peer_of(self, 7, &p7));
 	EXPECT_EQ(7, p7.process_id);
 	EXPECT_EQ(1, p7.connected);
+}
+
+/*
+ * What the instance grants (uapi "The wire"): READ/atomic depth
+ * min(initiator_depth, its device's max_qp_rd_atom) - 0 for 0 - and
+ * endless RNR retries of the process's requests. The CM gives them to
+ * the process's QP, where they are read back.
+ */
+TEST_F(wire, connection_parameters_are_granted_as_specified)
+{
+	struct sacred_wire_conn_req req = {
+		.version = htole16(SACRED_WIRE_VERSION),
+	};
+	static const int depths[] = { 0, 1, 4 };
+	struct ibv_device_attr dev;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr qa;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(depths); i++) {
+		struct raw_param rp = { .nrecv = NRECV, .rnr_retry = 6,
+					.depth = depths[i] };
+		int want;
+
+		req.process_id = htole32(100 + i);
+		ASSERT_EQ(0, raw_connect_to(self, &self->raw, &req,
+					    sizeof(req), &rp));
+		ASSERT_EQ(0, ibv_query_device(self->raw.id->verbs, &dev));
+		ASSERT_EQ(0, ibv_query_qp(self->raw.id->qp, &qa,
+					  IBV_QP_MAX_QP_RD_ATOMIC |
+					  IBV_QP_RNR_RETRY, &init));
+		want = depths[i] < dev.max_qp_rd_atom ?
+		       depths[i] : dev.max_qp_rd_atom;
+		EXPECT_EQ(want, qa.max_rd_atomic)
+			TH_LOG("initiator_depth %d", depths[i]);
+		EXPECT_EQ(7, qa.rnr_retry);
+		raw_close(&self->raw);
+	}
+}
+
+/* A second connection for a connected process id is a duplicate. */
+TEST_F(wire, second_connection_of_a_process_is_a_duplicate)
+{
+	struct sacred_wire_conn_req req = {
+		.version = htole16(SACRED_WIRE_VERSION),
+		.process_id = htole32(7),
+	};
+	struct raw_param rp = { .nrecv = NRECV, .rnr_retry = 6, .depth = 1 };
+	static struct raw second;
+
+	ASSERT_EQ(0, raw_connect_ok(self, 7));
+	memset(&second, 0, sizeof(second));
+	EXPECT_EQ(SACRED_REJ_DUPLICATE,
+		  raw_connect_to(self, &second, &req, sizeof(req), &rp));
+	raw_close(&second);
 }
 
 TEST_F(wire, malformed_requests_get_invalid)
@@ -369,6 +570,15 @@ TEST_F(wire, malformed_requests_get_invalid)
 
 	req = attach_req(self->region, 3);
 	req.hdr.op = htole16(77);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_INVALID, raw_reply(&self->raw, &rep));
+
+	/* A process sends no reply, nor op 0. */
+	req = attach_req(self->region, 31);
+	req.hdr.op = htole16(SACRED_OP_REPLY);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_INVALID, raw_reply(&self->raw, &rep));
+	req.hdr.op = 0;
 	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
 	EXPECT_EQ(SACRED_ST_INVALID, raw_reply(&self->raw, &rep));
 
@@ -411,6 +621,38 @@ TEST_F(wire, malformed_requests_get_invalid)
 	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
 	EXPECT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
 	EXPECT_EQ(8, le32toh(rep.hdr.cookie));
+}
+
+/*
+ * A request is exactly struct sacred_wire_req: a longer message, whatever
+ * follows the request, is INVALID - with the cookie and region echoed -
+ * and changes nothing.
+ */
+TEST_F(wire, request_longer_than_a_request_gets_invalid)
+{
+	struct sacred_wire_req req = attach_req(self->region, 11);
+	char msg[SACRED_WIRE_MSG_MAX] = {};
+	struct sacred_wire_reply rep;
+
+	ASSERT_EQ(0, raw_connect_ok(self, 7));
+	memcpy(msg, &req, sizeof(req));
+	ASSERT_EQ(0, raw_send(&self->raw, msg, sizeof(req) + 1));
+	EXPECT_EQ(SACRED_ST_INVALID, raw_reply(&self->raw, &rep));
+	EXPECT_EQ(11, le32toh(rep.hdr.cookie));
+	EXPECT_EQ(self->region, le32toh(rep.region_id));
+	EXPECT_EQ(0, rep.rkey);
+
+	req.hdr.cookie = htole32(12);
+	memcpy(msg, &req, sizeof(req));
+	memset(msg + sizeof(req), 0xff, sizeof(msg) - sizeof(req));
+	ASSERT_EQ(0, raw_send(&self->raw, msg, sizeof(msg)));
+	EXPECT_EQ(SACRED_ST_INVALID, raw_reply(&self->raw, &rep));
+	EXPECT_EQ(12, le32toh(rep.hdr.cookie));
+
+	req.hdr.cookie = htole32(13);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	EXPECT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+	EXPECT_EQ(13, le32toh(rep.hdr.cookie));
 }
 
 TEST_F(wire, stranger_gets_no_access)
@@ -497,12 +739,13 @@ TEST_F(wire, oversized_message_ends_the_connection_cleanly)
 }
 
 /*
- * A zero-length RDMA WRITE with immediate needs no key, yet takes one of
- * the instance's receives, with no request in its buffer: not a request
- * to run (the buffer holds the last one), but a process breaking the
- * protocol - its connection ends, and it may connect again.
+ * Post one zero-length @opcode carrying an immediate on a connection of
+ * process 7, and check that it ends the connection without running a
+ * request, and that the process may connect again.
  */
-TEST_F(wire, write_with_immediate_ends_the_connection)
+static void imm_ends_the_connection(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(wire) *self,
+				    enum ibv_wr_opcode opcode)
 {
 	struct sacred_wire_req req = attach_req(self->region, 1);
 	struct sacred_peer_info before = {}, p7 = {};
@@ -517,7 +760,7 @@ TEST_F(wire, write_with_immediate_ends_the_connection)
 	ASSERT_EQ(0, peer_of(self, 7, &before));
 	ASSERT_EQ(1, before.connected);
 
-	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr.opcode = opcode;
 	wr.imm_data = htonl(0x5ac);
 	wr.send_flags = IBV_SEND_SIGNALED;
 	ASSERT_EQ(0, ibv_post_send(self->raw.id->qp, &wr, &bad));
@@ -535,6 +778,23 @@ TEST_F(wire, write_with_immediate_ends_the_connection)
 	ASSERT_EQ(0, raw_reconnect(self, 7));
 	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
 	EXPECT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+}
+
+/*
+ * A zero-length RDMA WRITE with immediate needs no key, yet takes one of
+ * the instance's receives, with no request in its buffer: not a request
+ * to run (the buffer holds the last one), but a process breaking the
+ * protocol - its connection ends, and it may connect again.
+ */
+TEST_F(wire, write_with_immediate_ends_the_connection)
+{
+	imm_ends_the_connection(_metadata, self, IBV_WR_RDMA_WRITE_WITH_IMM);
+}
+
+/* Requests are plain SENDs: one with an immediate ends the connection. */
+TEST_F(wire, send_with_immediate_ends_the_connection)
+{
+	imm_ends_the_connection(_metadata, self, IBV_WR_SEND_WITH_IMM);
 }
 
 /* Wait for the next event on @ch; 0 if it is @type. */
@@ -784,6 +1044,10 @@ TEST_F(wire, instance_down_and_up_keeps_regions)
 	EXPECT_EQ(1, m.nr_regions);
 	EXPECT_NE(0, sacred_read(c, self->region, 0, &v, sizeof(v)));
 	EXPECT_NE(0, sacred_conn_reconnect(c));
+	/* No listener while down: the CM refuses, without our reason. */
+	EXPECT_EQ(-ECONNREFUSED, raw_connect_ok(self, 8));
+	EXPECT_EQ(REJ_NO_LISTENER, self->raw.rej_status);
+	raw_close(&self->raw);
 
 	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem.id, SACRED_MEM_UP,
 				    0, &m));

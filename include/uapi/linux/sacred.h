@@ -5,7 +5,8 @@
  * This header is the only one shared by sacred.ko and userspace. It owns:
  *   - the generic netlink family "sacred": commands, attributes, the
  *     multicast group and the enumerations carried in attributes;
- *   - (later) the wire format of changePermission messages.
+ *   - the wire: what a process and a memory instance exchange over
+ *     rdma_cm and RC SENDs (connect data, requests, replies).
  *
  * Rules for changing it: append only; never renumber; a new attribute is
  * optional for old userspace; bump SACRED_GENL_VERSION when the meaning of
@@ -432,30 +433,86 @@ struct sacred_policy_ctx {
  * ----------------------------------------------------------------------
  * The wire: what a process and a memory instance exchange.
  *
- * A process connects to an instance with rdma_cm (RC, TCP port space),
- * presenting struct sacred_wire_conn_req as private data; the instance
- * answers with struct sacred_wire_conn_rep, or rejects with struct
- * sacred_wire_conn_rej (IB_CM_REJ_CONSUMER_DEFINED). Over the connection,
- * the process SENDs requests and the instance SENDs one reply to each, in
- * order. Every message starts with struct sacred_wire_hdr; every field is
- * little-endian; a message is at most SACRED_WIRE_MSG_MAX bytes (a longer
- * one ends the connection). At most the number of credits in the conn_rep
- * may be outstanding (sent but not answered); a reply gives its credit
- * back (on devices without inline sends, a moment after it arrives:
- * connect with rnr_retry_count 7 and more requests than that just wait in
- * receiver-not-ready retries).
+ * Connecting. A process connects to an instance with rdma_cm (RC, TCP
+ * port space, the instance's address and port), presenting struct
+ * sacred_wire_conn_req as private data. The instance answers with struct
+ * sacred_wire_conn_rep, or rejects with IB_CM_REJ_CONSUMER_DEFINED and
+ * struct sacred_wire_conn_rej, whose reason (&enum sacred_wire_rej_reason)
+ * says which check failed. The checks, in this order:
  *
- * The words that compare-and-swap and fetch-and-add work on are in the
- * memory host's byte order, as RDMA atomics define them.
+ *   1. at least the 2 bytes of @version, and version SACRED_WIRE_VERSION
+ *      (%SACRED_REJ_VERSION; fewer bytes: %SACRED_REJ_MALFORMED);
+ *   2. exactly sizeof(struct sacred_wire_conn_req) bytes, no flag but
+ *      SACRED_CONN_F_PROOF, both reserved words 0, and without that flag
+ *      a zero counter and MAC (%SACRED_REJ_MALFORMED). IB and RoCE carry
+ *      56 bytes behind rdma_cm's header whatever the process gave,
+ *      zero-padded: a shorter request arrives as one whose remaining
+ *      fields are 0 and is read so (a request of its 2 version bytes
+ *      alone is process 0 without a proof). iWARP carries the length
+ *      given;
+ *   3. rnr_retry_count at most 6 (%SACRED_REJ_RNR_RETRY);
+ *   4. fewer than 128 requests of this instance waiting for their answer
+ *      (%SACRED_REJ_RESOURCES);
+ *   5. the instance still up (%SACRED_REJ_DOWN);
+ *   6. a keyed instance: a valid proof with a fresh counter
+ *      (%SACRED_REJ_AUTH); a keyless one: no proof (%SACRED_REJ_UNKEYED);
+ *   7. room for the process and memory for it (%SACRED_REJ_RESOURCES);
+ *   8. the process not barred (%SACRED_REJ_UNREVOKED), and not connected
+ *      already (%SACRED_REJ_DUPLICATE);
+ *   9. its queue pair set up (%SACRED_REJ_RESOURCES).
+ *
+ * An instance that is down or gone has no listener: the CM rejects with
+ * no private data (IB_CM_REJ_INVALID_SERVICE_ID on IB and RoCE).
+ *
+ * Connection parameters (the IB CM gives each side's QP the other side's
+ * numbers). The process's initiator_depth is what it may have in flight of
+ * RDMA READ and atomics: the instance grants responder_resources of
+ * min(initiator_depth, the device's max_qp_rd_atom), which becomes the
+ * process QP's max_rd_atomic. A process that reads or does atomics needs
+ * an initiator_depth of at least 1: with 0 it may have none in flight,
+ * and its READs and atomics do not run (rxe holds them for ever). The
+ * instance's initiator_depth is 0 (it reads nothing of the
+ * process), so the process's responder_resources may be 0. rnr_retry_count
+ * is what the instance's QP retries a reply the process has no receive
+ * buffer for: 0 to 6 (7, without end, is refused: step 3), which the
+ * process should never need - it posts a receive buffer of at least
+ * SACRED_WIRE_MSG_MAX bytes for a request's reply before it sends the
+ * request. A reply that runs out of retries ends the connection. The
+ * instance's rnr_retry_count is 7: the process's QP retries a request the
+ * instance has no receive buffer for without end (see credits).
+ * retry_count is the process's choice (7 is fine).
+ *
+ * Messages. Over the connection, the process SENDs requests and the
+ * instance SENDs one reply to each, in order. Every message starts with
+ * struct sacred_wire_hdr; every field is little-endian; a message is at
+ * most SACRED_WIRE_MSG_MAX bytes (a longer one ends the connection). A
+ * request is exactly struct sacred_wire_req: any other length, or a field
+ * outside what its description allows, gets %SACRED_ST_INVALID. Plain
+ * SENDs only: a SEND with immediate or with invalidate, or an RDMA WRITE
+ * with immediate, ends the connection.
+ *
+ * Credits. At most the number of credits in the conn_rep may be
+ * outstanding (sent but not answered); a reply gives its credit back (on
+ * devices without inline sends, a moment after it arrives). A request
+ * beyond the credits finds no receive buffer and waits in
+ * receiver-not-ready retries, which the instance's accept makes endless,
+ * until one is free: it is answered, in order. More than twice the
+ * credits of replies waiting for the process to take them ends the
+ * connection.
+ *
+ * RDMA. Regions are addressed zero-based: RDMA address 0 is the region's
+ * first byte, so a READ or WRITE at offset o of a region uses remote
+ * address addr + o with the rkey of the reply (addr is 0 today; use it
+ * anyway). The words that compare-and-swap and fetch-and-add work on are
+ * 8-byte aligned and in the memory host's byte order, as RDMA atomics
+ * define them. An access the process's key does not allow is a remote
+ * access error: the process's QP goes to the error state, and the
+ * connection is over.
  *
  * A process whose access is revoked by someone else's request (or an
  * admin's) is fenced: its connection is broken and disconnected. It learns
  * why by reconnecting and attaching: the reply has its access and the
  * region's epoch now.
- *
- * Regions are addressed zero-based: RDMA address 0 is the region's first
- * byte, so a READ or WRITE at offset o of a region uses remote address
- * addr + o with the rkey of the reply (addr is 0 today; use it anyway).
  * ----------------------------------------------------------------------
  */
 #define SACRED_WIRE_VERSION	2
@@ -468,15 +525,20 @@ struct sacred_policy_ctx {
  *	K(p) = HMAC-SHA256(M, "sacred-process-key" || le32 p)
  *
  * and proves it in its connect request: with a counter c it never used
- * before with this instance (a clock in nanoseconds will do),
+ * before with this instance (a clock in nanoseconds will do), flags
+ * SACRED_CONN_F_PROOF, counter c (le64) and
  *
  *	mac = HMAC-SHA256(K(p), "sacred-connect-v1" || le32 p || le64 c)
  *
- * The instance refuses (%SACRED_REJ_AUTH) a request without a proof, with
- * a wrong one, or with a counter not above the last it accepted from p,
- * before any queue pair exists for it. A process cannot act as another: it
- * does not hold the other's key. Give every instance its own master key:
- * a proof is bound to the key, not to the instance.
+ * (the labels without their NUL). The instance refuses (%SACRED_REJ_AUTH)
+ * a request without a proof, with a wrong one, or with a counter not
+ * above the last it checked from p (also one then refused as a
+ * duplicate), before any queue pair exists for it. A process cannot act
+ * as another: it does not hold the other's key. Give every instance its
+ * own master key: a proof is bound to the key, not to the instance. An
+ * instance without a key believes the process id, and refuses a request
+ * with a proof (%SACRED_REJ_UNKEYED): the process expects a check that
+ * would not happen.
  */
 #define SACRED_KEY_MIN		16
 #define SACRED_KEY_MAX		64
@@ -490,14 +552,17 @@ struct sacred_policy_ctx {
 /**
  * struct sacred_wire_conn_req - private data of a connect request
  * @version: %SACRED_WIRE_VERSION
- * @flags: %SACRED_CONN_F_PROOF when @counter and @mac are set
- * @process_id: the process's id; one connection per id and instance
+ * @flags: %SACRED_CONN_F_PROOF when @counter and @mac are set (only to
+ *	an instance with a key); no other flag
+ * @process_id: the process's id, any value; one connection per id and
+ *	instance
  * @reserved: 0
- * @counter: with a proof: never reused with this instance
- * @mac: with a proof: see "Identity" above
+ * @counter: with a proof: never reused with this instance; else 0
+ * @mac: with a proof: see "Identity" above; else 0
  *
  * 56 bytes: all the private data an IB CM connect request carries for
- * rdma_cm's TCP port space. A shorter one is padded with zeros.
+ * rdma_cm's TCP port space. Send all of them: see "The wire" for what
+ * the instance reads of a shorter one.
  */
 struct sacred_wire_conn_req {
 	__le16 version;
@@ -511,11 +576,13 @@ struct sacred_wire_conn_req {
 /**
  * struct sacred_wire_conn_rep - private data of the instance's accept
  * @version: %SACRED_WIRE_VERSION
- * @flags: 0
+ * @flags: 0 (a process ignores flags it does not know)
  * @mem_id: id of the instance
- * @credits: requests the process may have outstanding
- * @msg_max: largest message either side sends
+ * @credits: requests the process may have outstanding, at least 1
+ * @msg_max: largest message either side sends (%SACRED_WIRE_MSG_MAX)
  * @reserved: 0
+ *
+ * 16 bytes; on IB and RoCE the accept carries them zero-padded.
  */
 struct sacred_wire_conn_rep {
 	__le16 version;
@@ -528,15 +595,24 @@ struct sacred_wire_conn_rep {
 
 /**
  * enum sacred_wire_rej_reason - why an instance refused a connection
- * @SACRED_REJ_VERSION: unsupported wire version
- * @SACRED_REJ_MALFORMED: private data too short or reserved bits set
+ *
+ * In the order the instance checks (see "The wire").
+ *
+ * @SACRED_REJ_VERSION: @version is not %SACRED_WIRE_VERSION
+ * @SACRED_REJ_MALFORMED: private data shorter than 2 bytes; or not
+ *	exactly struct sacred_wire_conn_req (iWARP only: IB and RoCE pad
+ *	it); or a flag other than %SACRED_CONN_F_PROOF, a non-zero reserved
+ *	word, or without that flag a non-zero counter or MAC
  * @SACRED_REJ_DUPLICATE: a connection holds this process id; it is probed,
  *	and released if found dead: try again
- * @SACRED_REJ_RESOURCES: the instance is out of memory or queue pairs,
- *	or holds too many connect requests waiting for their answer
- * @SACRED_REJ_DOWN: the instance is down
+ * @SACRED_REJ_RESOURCES: 128 connect requests of the instance wait for
+ *	their answer already, it knows 4096 processes, or it is out of
+ *	memory or queue pairs
+ * @SACRED_REJ_DOWN: the instance went down while the request waited (a
+ *	request that comes while it is down finds no listener)
  * @SACRED_REJ_AUTH: the instance has a key and the request did not prove
- *	the process's (no proof, a wrong one, or a replayed counter)
+ *	the process's (no proof, a wrong one, or a counter not above the
+ *	last one checked)
  * @SACRED_REJ_RNR_RETRY: the request's rnr_retry_count is 7, which would
  *	make the instance's QP retry a reply the process does not take for
  *	ever; at most 6 is accepted
@@ -544,6 +620,8 @@ struct sacred_wire_conn_rep {
  *	process held a key to, which may still be valid: the instance never
  *	lets the process run a QP in that protection domain again (refused
  *	until the instance is deleted)
+ * @SACRED_REJ_UNKEYED: the request carries a proof and the instance has
+ *	no key to check it with
  */
 enum sacred_wire_rej_reason {
 	SACRED_REJ_VERSION = 1,
@@ -554,12 +632,15 @@ enum sacred_wire_rej_reason {
 	SACRED_REJ_AUTH,
 	SACRED_REJ_RNR_RETRY,
 	SACRED_REJ_UNREVOKED,
+	SACRED_REJ_UNKEYED,
 };
 
 /**
  * struct sacred_wire_conn_rej - private data of the instance's reject
  * @version: %SACRED_WIRE_VERSION
  * @reason: &enum sacred_wire_rej_reason
+ *
+ * 4 bytes; on IB and RoCE the reject carries them zero-padded.
  */
 struct sacred_wire_conn_rej {
 	__le16 version;
@@ -602,7 +683,8 @@ enum sacred_access {
 /**
  * struct sacred_wire_hdr - starts every message
  * @version: %SACRED_WIRE_VERSION
- * @op: &enum sacred_wire_op
+ * @op: &enum sacred_wire_op; a process sends %SACRED_OP_ATTACH or
+ *	%SACRED_OP_PERM only
  * @cookie: chosen by the process, echoed in the reply
  */
 struct sacred_wire_hdr {
@@ -613,7 +695,7 @@ struct sacred_wire_hdr {
 
 /**
  * struct sacred_wire_req - %SACRED_OP_ATTACH and %SACRED_OP_PERM
- * @hdr: header
+ * @hdr: header (another version or op: %SACRED_ST_INVALID)
  * @region_id: the region
  * @access: %SACRED_OP_PERM: the access wanted (&enum sacred_access);
  *	0 for %SACRED_OP_ATTACH, and for a revoke on a revoke-only region
@@ -622,7 +704,11 @@ struct sacred_wire_hdr {
  * @target: %SACRED_OP_PERM on a revoke-only or bpf region: the process
  *	whose write permission is revoked; otherwise 0 (else
  *	%SACRED_ST_INVALID)
- * @reserved: 0
+ * @reserved: 0 (else %SACRED_ST_INVALID)
+ *
+ * 32 bytes, sent as exactly that: a shorter or longer message is answered
+ * %SACRED_ST_INVALID. @access is 0, %SACRED_ACCESS_READ, READ|WRITE or
+ * READ|WRITE|ATOMIC (else %SACRED_ST_INVALID).
  */
 struct sacred_wire_req {
 	struct sacred_wire_hdr hdr;
@@ -639,8 +725,10 @@ struct sacred_wire_req {
  * @SACRED_ST_REFUSED: the region's policy refused the change; nothing
  *	changed; @reason says why
  * @SACRED_ST_NO_REGION: no such region
- * @SACRED_ST_NO_ACCESS: the process is not a member of the region
- * @SACRED_ST_INVALID: malformed request
+ * @SACRED_ST_NO_ACCESS: the process is not in the region's ACL; nothing
+ *	changed
+ * @SACRED_ST_INVALID: malformed request (see struct sacred_wire_req);
+ *	nothing changed
  * @SACRED_ST_FAILED: the instance failed to apply the change (out of
  *	resources, device error); access may have been revoked, never
  *	widened (not at a later attach either; a fenced region's ballot
@@ -688,7 +776,8 @@ enum sacred_refuse_reason {
  *	to carry one)
  * @status: &enum sacred_wire_status
  * @reason: &enum sacred_refuse_reason
- * @region_id: the region the request named (0 if it was too short)
+ * @region_id: the region the request named (0 if it was shorter than
+ *	struct sacred_wire_req)
  * @access: the access the process now holds (&enum sacred_access), with
  *	%SACRED_ST_OK and %SACRED_ST_REFUSED; 0 otherwise
  * @rkey: key for RDMA on the region; 0 when @access is 0
