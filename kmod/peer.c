@@ -543,18 +543,19 @@ static void sacred_conn_handle(struct sacred_conn *conn,
 		rep->status = cpu_to_le32(SACRED_ST_NO_REGION);
 		return;
 	}
-	rep->size = cpu_to_le64(region->size);
-	rep->tag = cpu_to_le64(region->tag);
-
 	if (op == SACRED_OP_PERM) {
 		chg.requester = peer->process_id;
 		chg.ballot = le64_to_cpu(req->ballot);
 		chg.target = le32_to_cpu(req->target);
 		chg.via = conn;
-		if (!sacred_policy_args_valid(region->policy, &chg)) {
-			rep->status = cpu_to_le32(SACRED_ST_INVALID);
-			goto out;
-		}
+		/* Invalid: like every malformed request, nothing of the region. */
+		if (!sacred_policy_args_valid(region->policy, &chg))
+			return;
+	}
+	rep->size = cpu_to_le64(region->size);
+	rep->tag = cpu_to_le64(region->tag);
+
+	if (op == SACRED_OP_PERM) {
 		ret = sacred_perm_change(region, &chg, &reason);
 		if (ret) {
 			rep->status = cpu_to_le32(SACRED_ST_FAILED);

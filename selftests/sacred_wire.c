@@ -610,6 +610,11 @@ TEST_F(wire, malformed_requests_get_invalid)
 	req.ballot = htole64(1);
 	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
 	EXPECT_EQ(SACRED_ST_INVALID, raw_reply(&self->raw, &rep));
+	/* Nothing of the region in an INVALID reply. */
+	EXPECT_EQ(self->region, le32toh(rep.region_id));
+	EXPECT_EQ(0, rep.size);
+	EXPECT_EQ(0, rep.tag);
+	EXPECT_EQ(0, rep.epoch);
 	req.hdr.cookie = htole32(10);
 	req.ballot = 0;
 	req.target = htole32(7);

@@ -784,8 +784,10 @@ enum sacred_refuse_reason {
  * @epoch: the region's permission epoch after the request
  * @addr: remote address of the region's byte 0
  * @size: region size in bytes
- * @tag: the region's tag (%SACRED_ATTR_REGION_TAG); 0 with
- *	%SACRED_ST_INVALID and %SACRED_ST_NO_REGION
+ * @tag: the region's tag (%SACRED_ATTR_REGION_TAG)
+ *
+ * With %SACRED_ST_INVALID and %SACRED_ST_NO_REGION only @hdr, @status and
+ * @region_id are set: every other field is 0.
  *
  * 56 bytes. Version 2 added @tag (version 1 replies were 48 bytes).
  */
