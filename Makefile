@@ -155,7 +155,11 @@ examples/policies/allowlist-edit: examples/policies/allowlist-edit.c lib/libsacr
 
 bench/%: bench/%.c bench/bench.h lib/libsacred.a
 	$(CC) $(CFLAGS) -o $@ $< lib/libsacred.a $(LDLIBS) $(BENCH_LDWRAP) \
-		-lpthread
+		$(BENCH_LIBS) -lpthread
+
+# bench/bpfswitch loads examples/policies/ballot.bpf.o with libbpf.
+bench/bpfswitch: BENCH_LIBS := -lbpf
+bench/bpfswitch: $(POL_OBJS)
 
 # bench/multivm reads the multi-VM run's environment as the selftest does.
 bench/multivm: selftests/sacred_multivm_env.h

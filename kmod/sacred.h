@@ -14,7 +14,9 @@
  *                        (peer.c); lives until the instance goes;
  *   struct sacred_conn - one rdma_cm connection of a peer (peer.c);
  *   struct sacred_grant - the fast-registration MR that gives one peer its
- *                        access to one region (perm.c).
+ *                        access to one region (perm.c);
+ *   struct sacred_region_prog - the eBPF program that decides for a region
+ *                        whose policy is bpf (bpf.c).
  *
  * Locking, outermost first:
  *   sacred_lock - a mutex; serialises the control plane: the device list,
