@@ -30,7 +30,7 @@
 
 #include "kselftest_harness.h"
 #include "sacred.h"
-#include "sacred_history.h"
+#include "sacred_log_state.h"
 #include "sacred_test.h"
 
 #define TEST_CM_PORT	7531
@@ -98,11 +98,11 @@ static void on_commit(void *arg, uint64_t index, const void *data, size_t len)
 {
 	struct proc *p = arg;
 
-	history_commit(p->hist, ENTRY_LEN, CAPACITY, &p->applied, index, data,
-		       len);
+	log_state_commit(p->hist, ENTRY_LEN, CAPACITY, &p->applied, index,
+			 data, len);
 }
 
-/* The state is the history itself (selftests/sacred_history.h). */
+/* The state is the entries delivered (selftests/sacred_log_state.h). */
 static ssize_t on_snapshot(void *arg, uint64_t applied, void *buf,
 			   size_t max)
 {
@@ -111,8 +111,8 @@ static ssize_t on_snapshot(void *arg, uint64_t applied, void *buf,
 
 	if (atomic_load(&p->snap_fail))
 		return -ENOSPC;
-	ret = history_snapshot(p->hist, ENTRY_LEN, CAPACITY, &p->applied,
-			       applied, buf, max);
+	ret = log_state_snapshot(p->hist, ENTRY_LEN, CAPACITY,
+				 &p->applied, applied, buf, max);
 	if (ret < 0)
 		atomic_fetch_add(&p->bad_snap, 1);
 	return ret;
@@ -124,8 +124,8 @@ static int on_restore(void *arg, uint64_t applied, const void *buf,
 	struct proc *p = arg;
 	int ret;
 
-	ret = history_restore(p->hist, ENTRY_LEN, CAPACITY, &p->applied,
-			      applied, buf, len);
+	ret = log_state_restore(p->hist, ENTRY_LEN, CAPACITY, &p->applied,
+				applied, buf, len);
 	if (ret)
 		atomic_fetch_add(&p->bad_snap, 1);
 	return ret;

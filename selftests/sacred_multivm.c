@@ -87,7 +87,7 @@
 #include <sys/stat.h>
 
 #include "sacred.h"
-#include "sacred_history.h"
+#include "sacred_log_state.h"
 #include "sacred_multivm_env.h"
 
 #define NR_MEMS		3
@@ -249,18 +249,18 @@ static void on_commit(void *arg, uint64_t index, const void *data, size_t len)
 {
 	struct proc *p = arg;
 
-	history_commit(p->hist, ENTRY_LEN, CAPACITY, &p->applied, index, data,
-		       len);
+	log_state_commit(p->hist, ENTRY_LEN, CAPACITY, &p->applied, index,
+			 data, len);
 }
 
-/* The state is the history (selftests/sacred_history.h). */
+/* The state is the entries delivered (selftests/sacred_log_state.h). */
 static ssize_t on_snapshot(void *arg, uint64_t applied, void *buf,
 			   size_t max)
 {
 	struct proc *p = arg;
 
-	return history_snapshot(p->hist, ENTRY_LEN, CAPACITY, &p->applied,
-				applied, buf, max);
+	return log_state_snapshot(p->hist, ENTRY_LEN, CAPACITY, &p->applied,
+				  applied, buf, max);
 }
 
 static int on_restore(void *arg, uint64_t applied, const void *buf,
@@ -268,8 +268,8 @@ static int on_restore(void *arg, uint64_t applied, const void *buf,
 {
 	struct proc *p = arg;
 
-	return history_restore(p->hist, ENTRY_LEN, CAPACITY, &p->applied,
-			       applied, buf, len);
+	return log_state_restore(p->hist, ENTRY_LEN, CAPACITY, &p->applied,
+				 applied, buf, len);
 }
 
 /*
