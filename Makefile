@@ -111,6 +111,8 @@ unit: $(UNIT_BINS)
 tests/unit/%: tests/unit/%.c tests/unit/tap.h tools/utils.o tools/json.o
 	$(CC) $(CFLAGS) -o $@ $< tools/utils.o tools/json.o $(LDLIBS)
 
+tests/unit/test_lincheck: selftests/sacred_lincheck.h
+
 kfiles: $(HARNESS)
 
 $(HARNESS):
