@@ -9,10 +9,12 @@
  * process coming back after its start was overwritten, a fail-over, and
  * a snapshot the application cannot take. Three processes (threads with
  * a replicated-memory handle each) drive their logs; every entry each
- * one delivers is recorded (the snapshots are that record), and every
- * run checks the histories: for every index, every process delivered the
- * same entry; every entry was proposed; and every entry a leader saw
- * committed is in the log.
+ * one delivers is stored (the snapshots are that store), every append
+ * and delivery is recorded with its times, and every run checks: for
+ * every index, every process delivered the same entry; every entry was
+ * proposed; every entry a leader saw committed is in the log; and the
+ * record of appends and deliveries is linearizable
+ * (selftests/sacred_lincheck.h).
  *
  * Regions, the same ids on every instance: LOG (exclusive-writer, all
  * read-write), HB (static, all read-write); TRIM and SMALL for the logs
@@ -30,6 +32,7 @@
 
 #include "kselftest_harness.h"
 #include "sacred.h"
+#include "sacred_lincheck.h"
 #include "sacred_log_state.h"
 #include "sacred_test.h"
 
@@ -45,6 +48,20 @@
 #define ENTRY_MAX	64
 #define ENTRY_LEN	32
 #define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
+#define LC_STEPS	10000000	/* the checker's bound: undecided fails */
+
+/*
+ * Every operation on the log, by every process and incarnation: appends
+ * (recorded before they are proposed, with an unknown outcome until the
+ * answer comes) and deliveries, each a read of one position at the
+ * instant of the commit or restore callback.
+ */
+struct oprec {
+	pthread_mutex_t lock;
+	struct lc_op *ops;
+	size_t n, cap;
+	bool nomem;
+};
 
 struct proc {
 	unsigned int me;
@@ -76,6 +93,7 @@ struct proc {
 	atomic_bool snap_fail;		/* the snapshot callback fails */
 	atomic_uint nospc;		/* proposals refused with -ENOSPC */
 	atomic_uint bad_snap;		/* callbacks called out of turn */
+	struct oprec *rec;
 };
 
 FIXTURE(log) {
@@ -84,6 +102,7 @@ FIXTURE(log) {
 	bool have[NR_MEMS];
 	struct proc p[NR_PROCS];
 	struct sacred_rmem_member m[NR_MEMS];
+	struct oprec rec;
 };
 
 static uint64_t now_ms(void)
@@ -94,10 +113,106 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* An entry "P<q>#<j>" as a value for the checker; -1 if it is not one. */
+static int64_t entry_value(const char *e, size_t len)
+{
+	unsigned int q, j;
+	char s[ENTRY_LEN + 1];
+	int end = 0;
+
+	memcpy(s, e, len < ENTRY_LEN ? len : ENTRY_LEN);
+	s[len < ENTRY_LEN ? len : ENTRY_LEN] = '\0';
+	if (sscanf(s, "P%u#%u%n", &q, &j, &end) != 2 || s[end] ||
+	    q >= NR_PROCS || j >= 1000000)
+		return -1;
+	return 1 + (int64_t)q * 1000000 + j;
+}
+
+/* Record @op; its index in the record, or -1 (the record is then bad). */
+static long record(struct oprec *r, const struct lc_op *op)
+{
+	long i = -1;
+
+	pthread_mutex_lock(&r->lock);
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 1024;
+		struct lc_op *ops = realloc(r->ops, cap * sizeof(*ops));
+
+		if (!ops) {
+			r->nomem = true;
+			goto out;
+		}
+		r->ops = ops;
+		r->cap = cap;
+	}
+	r->ops[r->n] = *op;
+	i = r->n++;
+out:
+	pthread_mutex_unlock(&r->lock);
+	return i;
+}
+
+/* Process @p delivered @data at @index. */
+static void record_read(struct proc *p, uint64_t index, const void *data,
+			size_t len)
+{
+	uint64_t t = now_ns();
+	struct lc_op op = {
+		.call = t, .done = t, .kind = LC_READ, .outcome = LC_OK,
+		.val = index, .out = entry_value(data, len),
+	};
+
+	record(p->rec, &op);
+}
+
+/*
+ * sacred_log_propose() of @entry by @p, recorded: ok with its position,
+ * failed when the log says nothing was written (it does not lead, the
+ * log is full), else unknown - it may be delivered still.
+ */
+static int propose_rec(struct proc *p, const char *entry, uint64_t *index)
+{
+	struct lc_op op = {
+		.kind = LC_APPEND, .outcome = LC_UNKNOWN,
+		.val = entry_value(entry, ENTRY_LEN),
+	};
+	uint64_t at;
+	long i;
+	int ret;
+
+	op.call = now_ns();
+	i = record(p->rec, &op);
+	ret = sacred_log_propose(p->log, entry, ENTRY_LEN, &at);
+	if (i < 0)
+		return ret;
+	pthread_mutex_lock(&p->rec->lock);
+	if (!ret) {
+		p->rec->ops[i].outcome = LC_OK;
+		p->rec->ops[i].done = now_ns();
+		p->rec->ops[i].out = at;
+	} else if (ret == -EREMOTE || ret == -ENOSPC || ret == -EINVAL ||
+		   ret == -EMSGSIZE) {
+		p->rec->ops[i].outcome = LC_FAILED;
+	}
+	pthread_mutex_unlock(&p->rec->lock);
+	if (!ret && index)
+		*index = at;
+	return ret;
+}
+
 static void on_commit(void *arg, uint64_t index, const void *data, size_t len)
 {
 	struct proc *p = arg;
 
+	record_read(p, index, data, len);
 	log_state_commit(p->hist, ENTRY_LEN, CAPACITY, &p->applied, index,
 			 data, len);
 }
@@ -122,12 +237,17 @@ static int on_restore(void *arg, uint64_t applied, const void *buf,
 		      size_t len)
 {
 	struct proc *p = arg;
+
+	uint64_t i;
 	int ret;
 
 	ret = log_state_restore(p->hist, ENTRY_LEN, CAPACITY, &p->applied,
 				applied, buf, len);
 	if (ret)
 		atomic_fetch_add(&p->bad_snap, 1);
+	for (i = 0; !ret && i < applied; i++)
+		record_read(p, i, (const char *)buf + i * ENTRY_LEN,
+			    ENTRY_LEN);
 	return ret;
 }
 
@@ -164,8 +284,7 @@ static void *proc_thread(void *arg)
 			memset(entry, 0, sizeof(entry));
 			snprintf(entry, sizeof(entry), "P%u#%u", p->me,
 				 p->proposed++);
-			ret = sacred_log_propose(p->log, entry, sizeof(entry),
-						 &index);
+			ret = propose_rec(p, entry, &index);
 			if (!ret) {
 				if (!p->first_commit_ms)
 					p->first_commit_ms = now_ms();
@@ -242,6 +361,7 @@ static int proc_start(FIXTURE_DATA(log) *self, unsigned int i)
 	int ret;
 
 	p->me = i;
+	p->rec = &self->rec;
 	ret = sacred_rmem_create(&ra, &p->rm);
 	if (ret)
 		return ret;
@@ -285,7 +405,10 @@ FIXTURE_SETUP(log)
 	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
 	char dev[64];
 	unsigned int i;
-	int ret = sacred_ctrl_open(&self->ctrl);
+	int ret;
+
+	pthread_mutex_init(&self->rec.lock, NULL);
+	ret = sacred_ctrl_open(&self->ctrl);
 
 	if (ret == -ENOENT)
 		SKIP(return, "sacred.ko is not loaded");
@@ -330,6 +453,7 @@ FIXTURE_TEARDOWN(log)
 		if (self->have[i])
 			sacred_mem_del(self->ctrl, self->mem[i].id);
 	sacred_ctrl_close(self->ctrl);
+	free(self->rec.ops);
 }
 
 /* Wait until every process in @mask applied @n entries; false on timeout. */
@@ -354,14 +478,54 @@ static bool wait_applied(FIXTURE_DATA(log) *self, unsigned int mask,
 }
 
 /*
- * The history check: same entry at every index for every process in
- * @mask, every entry well-formed (proposed by someone), and every entry a
- * process saw committed while leading is in the log.
+ * Every operation any process did on the log, checked for
+ * linearizability (selftests/sacred_lincheck.h): each delivery must read
+ * what the one sequence of appends put at its position by then, each
+ * answered append take effect once within its call, at the position it
+ * was told, and one with no answer at most once, any time after its call.
+ */
+static bool linearizable(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(log) *self)
+{
+	struct oprec *r = &self->rec;
+	struct lc_result res;
+	struct lc_op *ops;
+	size_t n;
+
+	pthread_mutex_lock(&r->lock);
+	n = r->n;
+	ops = malloc((n ? n : 1) * sizeof(*ops));
+	if (ops)
+		memcpy(ops, r->ops, n * sizeof(*ops));
+	pthread_mutex_unlock(&r->lock);
+	if (!ops || r->nomem) {
+		TH_LOG("no memory for the history");
+		free(ops);
+		return false;
+	}
+	lc_check(ops, n, true, LC_STEPS, &res);
+	TH_LOG("history checked: %zu operations (%zu unanswered appends), %llu search steps: %s",
+	       res.ops, res.unknown, (unsigned long long)res.steps,
+	       lc_verdict_name(res.verdict));
+	if (res.verdict != LC_LINEARIZABLE)
+		TH_LOG("at most %zu of them in one order", res.bad_depth);
+	free(ops);
+	return res.verdict == LC_LINEARIZABLE;
+}
+
+/*
+ * The history check: the record of every process linearizable; same
+ * entry at every index for every process in @mask, every entry
+ * well-formed (proposed by someone), and every entry a process saw
+ * committed while leading is in the log.
  */
 static bool history_ok(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(log) *self, unsigned int mask)
 {
 	unsigned int i, j, k, n = 0, q;
+
+	if (!linearizable(_metadata, self))
+		return false;
 
 	for (i = 0; i < NR_PROCS; i++)
 		if (mask & (1U << i) && atomic_load(&self->p[i].applied) > n)
@@ -445,6 +609,7 @@ static void use_trimmed_log(struct __test_metadata *_metadata,
 		p->log_region = TRIM_REGION;
 		p->max_io = 4096;
 	}
+	self->rec.n = 0;	/* a new log */
 	ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem, TRIM_REGION,
 				       1 << 20,
 				       SACRED_POLICY_EXCLUSIVE_WRITER));
@@ -716,7 +881,7 @@ static int propose_for(FIXTURE_DATA(log) *self, unsigned int i)
 	int ret;
 
 	snprintf(entry, sizeof(entry), "P%u#%u", i, p->proposed++);
-	ret = sacred_log_propose(p->log, entry, sizeof(entry), NULL);
+	ret = propose_rec(p, entry, NULL);
 	if (!ret)
 		memcpy(p->mine[p->nr_mine++ % CAPACITY], entry, sizeof(entry));
 	return ret;
@@ -804,8 +969,7 @@ TEST_F(log, reopened_leader_keeps_its_last_complete_cells)
 	EXPECT_LE(1, st.recovered);
 	memset(entry, 0, sizeof(entry));
 	snprintf(entry, sizeof(entry), "P0#%u", p->proposed++);
-	ASSERT_EQ(0, sacred_log_propose(p->log, entry, sizeof(entry),
-					&index));
+	ASSERT_EQ(0, propose_rec(p, entry, &index));
 	EXPECT_EQ(REOPEN_N, index);
 	EXPECT_EQ(REOPEN_N + 1, atomic_load(&p->applied));
 	for (i = 0; i < REOPEN_N; i++)
