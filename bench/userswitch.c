@@ -134,54 +134,6 @@ struct msg {
 	double t_in, t_out;	/* reply: when it woke with the request, replied */
 };
 
-/* What rdma_cm moved a QP through; replayed for a state cycle. */
-struct qp_attrs {
-	struct ibv_qp_attr init, rtr, rts;
-	int init_mask, rtr_mask, rts_mask;
-};
-
-static int cache_attrs(struct rdma_cm_id *id, struct qp_attrs *qa)
-{
-	memset(qa, 0, sizeof(*qa));
-	qa->init.qp_state = IBV_QPS_INIT;
-	qa->rtr.qp_state = IBV_QPS_RTR;
-	qa->rts.qp_state = IBV_QPS_RTS;
-	if (rdma_init_qp_attr(id, &qa->init, &qa->init_mask) ||
-	    rdma_init_qp_attr(id, &qa->rtr, &qa->rtr_mask) ||
-	    rdma_init_qp_attr(id, &qa->rts, &qa->rts_mask))
-		return -errno;
-	return 0;
-}
-
-/*
- * RESET->INIT->RTR->RTS with the attributes the connection was set up
- * with. They are cached, not asked of rdma_cm again, so that only the
- * verbs are timed. Reusing the initial packet sequence numbers is fine
- * here because nothing is in flight; a real protocol would pick new ones
- * and tell the peer, which costs a message more.
- */
-static int qp_cycle(struct ibv_qp *qp, const struct qp_attrs *qa, int access)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
-	int ret;
-
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE);
-	if (!ret) {
-		a = qa->init;
-		a.qp_access_flags = access;
-		ret = ibv_modify_qp(qp, &a, qa->init_mask | IBV_QP_ACCESS_FLAGS);
-	}
-	if (!ret) {
-		a = qa->rtr;
-		ret = ibv_modify_qp(qp, &a, qa->rtr_mask);
-	}
-	if (!ret) {
-		a = qa->rts;
-		ret = ibv_modify_qp(qp, &a, qa->rts_mask);
-	}
-	return -ret;
-}
-
 /*
  * Wait for one completion the way libsacred does: spin for up to 1 ms,
  * then sleep on the completion channel. Spinning forever on a 2-vCPU TCG
