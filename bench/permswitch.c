@@ -18,25 +18,37 @@
  *   reconnect       what the fenced writer pays afterwards: a new
  *                   connection and the re-attach of its region
  *
- * for region sizes from 4 KiB to 256 MiB; revoke+grant is sampled once
- * per size in turns (every region and its two connections open at once),
- * so that a slow spell of a shared host weighs on every size alike. Prints
- * a Markdown report: min,
- * median, p99 and count in microseconds, and the ratios the project
- * targets (revoke+grant within 1.5x of send/recv RTT, flat across sizes).
+ * for region sizes from 4 KiB to 256 MiB, and the same attach, own grant
+ * and revoke+grant answered by a userspace reference server that takes
+ * the same strict steps with busy polling (below). revoke+grant is
+ * sampled once per size in turns (every region and its two connections
+ * open at once), sacred's and the reference's one after the other, so
+ * that a slow spell of a shared host weighs on every size and on both
+ * alike. Prints a Markdown report: min, median, p99 and count in
+ * microseconds, a table per size, and the ratios of issue 27's targets
+ * (revoke+grant within 3.0 send/recv RTTs median and 2.5 minimum, attach
+ * 1.5, own grant 2.0, flat within +-20% across sizes, within 1.2x of the
+ * reference) with the regression guard's; bench/targets holds them.
  *
  * Run inside the VM rig: make bench. Options: -n SAMPLES (default 200),
- * -s SIZES (comma list, default 4k,64k,1m,16m,256m).
+ * -s SIZES (comma list, default 4k,64k,1m,16m,256m), -w (the reference
+ * server waits as libsacred does - spin 1 ms, then sleep - instead of
+ * busy polling).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <arpa/inet.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
@@ -201,6 +213,658 @@ fail:
 	exit(1);
 }
 
+/* ------------------------------------------ the userspace reference */
+
+/*
+ * The reference server: the strict switch done by a userspace process on
+ * the memory side, with the steps sacred.ko takes (kmod/perm.c, "The
+ * revoke guarantee"), so that what the kernel adds can be told from what
+ * the steps cost on this device. A thread owns one copy of every region
+ * and one RC connection per writer (rdma_cm on REF_PORT, each writer in a
+ * protection domain of its own, as sacred gives each peer one), and
+ * busy-polls one CQ that all its QPs share. A writer's access to a
+ * region is a type 2 memory window over the region's MR in the writer's
+ * PD, bound on the writer's QP: the user verbs have no fast registration
+ * of an MR, and a window's bind is the userspace form of REG_MR (a new
+ * key each time, posted on the QP), its invalidation that of LOCAL_INV.
+ *
+ *   REF_ATTACH  the reply alone: the request path, no change
+ *   REF_OWN     the requester's own access flipped: LOCAL_INV of its
+ *               window and a bind with the new access, chained on its QP,
+ *               waited for; then the reply
+ *   REF_SWITCH  write taken from writer V for the requester: LOCAL_INV of
+ *               V's window on V's QP, waited for; the requester's bind
+ *               posted on its QP; the fence of V: a marker receive posted
+ *               on V's QP, the QP to ERR, the marker's flush waited for;
+ *               the bind's completion waited for; the reply with the new
+ *               key
+ *   REF_RESYNC  untimed: V's fenced QP cycled back to RTS (V cycles its
+ *               side too), its receives posted again
+ *
+ * The thread spins only while a reference sample is taken (ref_run()):
+ * parked, it leaves the guest's two vCPUs to sacred's samples.
+ */
+#define REF_PORT	"7693"
+#define REF_NW		2	/* writers A and B */
+#define REF_NRECV	4	/* receives kept posted per QP */
+#define REF_CQ_DEPTH	256
+#define REF_MR_ACCESS	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | \
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND)
+#define REF_QP_ACCESS	(IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE)
+
+enum ref_op { REF_ATTACH, REF_OWN, REF_SWITCH, REF_RESYNC, REF_QUIT };
+
+/* What a work request's completion is for: wr_id = w << 16 | kind << 8 | slot. */
+enum ref_wr { WR_RECV, WR_MARKER, WR_INV, WR_BIND, WR_REPLY };
+
+struct ref_msg {
+	uint32_t op;
+	uint32_t region;	/* index of the region (one per size) */
+	uint32_t access;	/* REF_OWN: the window's new remote access */
+	uint32_t victim;	/* REF_SWITCH, REF_RESYNC: writer V */
+	int32_t status;		/* reply: 0 or -errno */
+	uint32_t rkey;		/* reply: the requester's key, 0 if none */
+	uint64_t addr;		/* reply: the region's address */
+};
+
+struct ref_writer {
+	struct rdma_cm_id *id;
+	struct qp_attrs qa;
+	struct ibv_pd *pd;
+	struct ref_msg msgs[REF_NRECV + 1];	/* receives, then the reply */
+	struct ibv_mr *msg_mr;
+	struct ibv_mr *mr[MAX_SIZES];	/* the region, in this writer's PD */
+	struct ibv_mw *mw[MAX_SIZES];	/* its window, bound while granted */
+	uint32_t rkey[MAX_SIZES];	/* the window's key, 0 when unbound */
+};
+
+struct ref_server {
+	struct rdma_cm_id *listen;
+	struct ibv_cq *cq;
+	struct ref_writer w[REF_NW];
+	void *region[MAX_SIZES];
+	size_t size[MAX_SIZES];
+	int nregions;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	atomic_int run;		/* 1: spin; 0: park */
+	atomic_int spinning;	/* the thread is in its polling loop */
+	bool nap;		/* -w: sleep after 1 ms without completions */
+	double busy_at;		/* the last completion, or the last wake-up */
+	struct ibv_comp_channel *ch;
+	int err;
+};
+
+static int ref_post_recv(struct ref_writer *rw, int w, int slot)
+{
+	if (rdma_post_recv(rw->id, (void *)(uintptr_t)(w << 16 | WR_RECV << 8 | slot),
+			   &rw->msgs[slot], sizeof(struct ref_msg), rw->msg_mr))
+		return -errno;
+	return 0;
+}
+
+static int ref_post_recvs(struct ref_writer *rw, int w)
+{
+	int slot, ret;
+
+	for (slot = 0; slot < REF_NRECV; slot++) {
+		ret = ref_post_recv(rw, w, slot);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * One poll of the server's CQ; when it is empty, the thread yields.
+ * rxe moves packets in softirq context, and what a syscall raises is
+ * often left to ksoftirqd: a thread that spins in userspace without ever
+ * yielding keeps ksoftirqd off its CPU until the next tick (4 ms), and
+ * its requests with it.
+ */
+static int ref_poll(struct ref_server *srv, struct ibv_wc *wc)
+{
+	struct pollfd pfd = { .fd = srv->ch->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ctx;
+	int n = ibv_poll_cq(srv->cq, 1, wc);
+
+	if (n) {
+		srv->busy_at = now_us();
+		return n;
+	}
+	if (!srv->nap || now_us() < srv->busy_at + 1000) {
+		sched_yield();
+		return 0;
+	}
+	/* -w: after 1 ms without a completion, sleep (as libsacred). */
+	if (ibv_req_notify_cq(srv->cq, 0))
+		return -1;
+	n = ibv_poll_cq(srv->cq, 1, wc);
+	if (n)
+		return n;
+	if (poll(&pfd, 1, 10) == 1 && !ibv_get_cq_event(srv->ch, &ev_cq, &ctx))
+		ibv_ack_cq_events(ev_cq, 1);
+	srv->busy_at = now_us();
+	return 0;
+}
+
+/*
+ * Spin on the CQ until the completions of every wr_id in @want (up to
+ * two) are in; their statuses are judged here. Replies' completions and
+ * flushes of a fenced QP's receives are passed over; a request cannot
+ * come while one is served (a writer waits for its reply).
+ */
+static int ref_wait(struct ref_server *srv, const uint64_t *want, int n)
+{
+	bool seen[2] = { n < 1, n < 2 };
+	struct ibv_wc wc;
+	int i, got;
+
+	while (!seen[0] || !seen[1]) {
+		got = ref_poll(srv, &wc);
+		if (got < 0)
+			return -EIO;
+		if (!got)
+			continue;
+		for (i = 0; i < n; i++) {
+			if (wc.wr_id != want[i])
+				continue;
+			/* The marker is there to be flushed. */
+			if (wc.status != IBV_WC_SUCCESS &&
+			    ((wc.wr_id >> 8) & 0xff) != WR_MARKER) {
+				fprintf(stderr, "permswitch: reference: work request %#llx: %s\n",
+					(unsigned long long)wc.wr_id,
+					ibv_wc_status_str(wc.status));
+				return -EIO;
+			}
+			seen[i] = true;
+		}
+		if (wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV)
+			return -EPROTO;
+	}
+	return 0;
+}
+
+/* Post LOCAL_INV of writer w's window over region r, then @next if any. */
+static void ref_inv_wr(struct ref_writer *rw, int w, int r,
+		       struct ibv_send_wr *wr, struct ibv_send_wr *next)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = w << 16 | WR_INV << 8;
+	wr->opcode = IBV_WR_LOCAL_INV;
+	wr->send_flags = IBV_SEND_SIGNALED;
+	wr->invalidate_rkey = rw->rkey[r];
+	wr->next = next;
+}
+
+/* A bind of writer w's window over region r with @access: a new key. */
+static void ref_bind_wr(struct ref_server *srv, int w, int r, int access,
+			struct ibv_send_wr *wr)
+{
+	struct ref_writer *rw = &srv->w[w];
+
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = w << 16 | WR_BIND << 8;
+	wr->opcode = IBV_WR_BIND_MW;
+	wr->send_flags = IBV_SEND_SIGNALED;
+	wr->bind_mw.mw = rw->mw[r];
+	wr->bind_mw.rkey = ibv_inc_rkey(rw->mw[r]->rkey);
+	wr->bind_mw.bind_info.mr = rw->mr[r];
+	wr->bind_mw.bind_info.addr = (uintptr_t)srv->region[r];
+	wr->bind_mw.bind_info.length = srv->size[r];
+	wr->bind_mw.bind_info.mw_access_flags = access;
+}
+
+/* After a bind completed: the window's key is the one it was bound with. */
+static void ref_bound(struct ref_server *srv, int w, int r,
+		      const struct ibv_send_wr *bind)
+{
+	srv->w[w].mw[r]->rkey = bind->bind_mw.rkey;
+	srv->w[w].rkey[r] = bind->bind_mw.rkey;
+}
+
+/* REF_OWN: invalidate (if bound) and bind again, chained on g's QP. */
+static int ref_own(struct ref_server *srv, int g, int r, int access)
+{
+	struct ref_writer *rw = &srv->w[g];
+	struct ibv_send_wr inv, bind, *bad;
+	uint64_t want[2];
+	int n = 0, ret;
+
+	ref_bind_wr(srv, g, r, access, &bind);
+	ref_inv_wr(rw, g, r, &inv, &bind);
+	if (rw->rkey[r])
+		want[n++] = inv.wr_id;
+	want[n++] = bind.wr_id;
+	if (ibv_post_send(rw->id->qp, rw->rkey[r] ? &inv : &bind, &bad))
+		return -EIO;
+	rw->rkey[r] = 0;
+	ret = ref_wait(srv, want, n);
+	if (!ret)
+		ref_bound(srv, g, r, &bind);
+	return ret;
+}
+
+/* REF_SWITCH: write taken from v for g, the strict steps (above). */
+static int ref_switch(struct ref_server *srv, int g, int v, int r)
+{
+	struct ref_writer *gw = &srv->w[g], *vw = &srv->w[v];
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+	struct ibv_send_wr inv, ginv, bind, *bad;
+	struct ibv_recv_wr marker = { .wr_id = v << 16 | WR_MARKER << 8 };
+	struct ibv_recv_wr *rbad;
+	uint64_t want[2];
+	int ret;
+
+	if (vw->rkey[r]) {
+		ref_inv_wr(vw, v, r, &inv, NULL);
+		if (ibv_post_send(vw->id->qp, &inv, &bad))
+			return -EIO;
+		vw->rkey[r] = 0;
+		want[0] = inv.wr_id;
+		ret = ref_wait(srv, want, 1);
+		if (ret)
+			return ret;
+	}
+	ref_bind_wr(srv, g, r, REF_QP_ACCESS, &bind);
+	ref_inv_wr(gw, g, r, &ginv, &bind);
+	if (ibv_post_send(gw->id->qp, gw->rkey[r] ? &ginv : &bind, &bad))
+		return -EIO;
+	gw->rkey[r] = 0;
+	if (ibv_post_recv(vw->id->qp, &marker, &rbad) ||
+	    ibv_modify_qp(vw->id->qp, &err, IBV_QP_STATE))
+		return -EIO;
+	want[0] = marker.wr_id;
+	want[1] = bind.wr_id;
+	ret = ref_wait(srv, want, 2);
+	if (!ret)
+		ref_bound(srv, g, r, &bind);
+	return ret;
+}
+
+/* Serve one request of writer w: 0, 1 after REF_QUIT, or -errno. */
+static int ref_handle(struct ref_server *srv, int w, const struct ref_msg *req)
+{
+	struct ref_writer *rw = &srv->w[w];
+	struct ref_msg *rep = &rw->msgs[REF_NRECV];
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_sge sge;
+	int v = req->victim, r = req->region, ret = 0;
+
+	if (r >= srv->nregions || v >= REF_NW ||
+	    (req->op == REF_SWITCH && v == w) ||
+	    (req->op == REF_OWN && req->access & ~REF_QP_ACCESS)) {
+		ret = -EINVAL;
+	} else {
+		switch (req->op) {
+		case REF_ATTACH:
+		case REF_QUIT:
+			break;
+		case REF_OWN:
+			ret = ref_own(srv, w, r, req->access);
+			break;
+		case REF_SWITCH:
+			ret = ref_switch(srv, w, v, r);
+			break;
+		case REF_RESYNC:
+			ret = qp_cycle(srv->w[v].id->qp, &srv->w[v].qa,
+				       REF_QP_ACCESS);
+			if (!ret)
+				ret = ref_post_recvs(&srv->w[v], v);
+			break;
+		default:
+			ret = -EINVAL;
+		}
+	}
+	memset(rep, 0, sizeof(*rep));
+	rep->op = req->op;
+	rep->status = ret;
+	if (r < srv->nregions) {
+		rep->rkey = rw->rkey[r];
+		rep->addr = (uintptr_t)srv->region[r];
+	}
+	sge.addr = (uintptr_t)rep;
+	sge.length = sizeof(*rep);
+	sge.lkey = rw->msg_mr->lkey;
+	wr.wr_id = w << 16 | WR_REPLY << 8;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	if (ibv_post_send(rw->id->qp, &wr, &bad))
+		return -EIO;
+	return req->op == REF_QUIT ? 1 : 0;
+}
+
+static int ref_serve(struct ref_server *srv)
+{
+	struct ref_msg req;
+	struct ibv_wc wc;
+	int w, slot, n, ret;
+
+	for (;;) {
+		if (!atomic_load(&srv->run)) {
+			pthread_mutex_lock(&srv->lock);
+			atomic_store(&srv->spinning, 0);
+			while (!atomic_load(&srv->run))
+				pthread_cond_wait(&srv->cond, &srv->lock);
+			pthread_mutex_unlock(&srv->lock);
+		}
+		atomic_store(&srv->spinning, 1);
+		n = ref_poll(srv, &wc);
+		if (n < 0)
+			return -EIO;
+		/* Replies sent, and the flushes of a fenced QP. */
+		if (!n || wc.status != IBV_WC_SUCCESS ||
+		    wc.opcode != IBV_WC_RECV)
+			continue;
+		w = wc.wr_id >> 16;
+		slot = wc.wr_id & 0xff;
+		if (w >= REF_NW || slot >= REF_NRECV ||
+		    wc.byte_len != sizeof(req))
+			return -EPROTO;
+		req = srv->w[w].msgs[slot];
+		ret = ref_post_recv(&srv->w[w], w, slot);
+		if (!ret)
+			ret = ref_handle(srv, w, &req);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
+}
+
+/* Accept writer w's connection: a QP in its PD on the shared CQ. */
+static int ref_accept(struct ref_server *srv, int w)
+{
+	struct ibv_qp_init_attr attr = {
+		.send_cq = srv->cq,
+		.recv_cq = srv->cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = REF_NRECV + 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp_attr a = { .qp_access_flags = REF_QP_ACCESS };
+	struct ref_writer *rw = &srv->w[w];
+	struct rdma_cm_id *id;
+	int ret;
+
+	if (rdma_get_request(srv->listen, &id))
+		return -errno;
+	if (rdma_create_qp(id, rw->pd, &attr)) {
+		ret = -errno;
+		goto err_id;
+	}
+	rw->id = id;
+	ret = -ibv_modify_qp(id->qp, &a, IBV_QP_ACCESS_FLAGS);
+	if (!ret)
+		ret = ref_post_recvs(rw, w);
+	if (!ret && rdma_accept(id, NULL))
+		ret = -errno;
+	if (!ret)
+		ret = cache_attrs(id, &rw->qa);
+	if (!ret)
+		return 0;
+	rw->id = NULL;
+err_id:
+	rdma_destroy_ep(id);
+	return ret;
+}
+
+static void *ref_main(void *arg)
+{
+	struct ref_server *srv = arg;
+	int w, ret = 0;
+
+	for (w = 0; w < REF_NW && !ret; w++)
+		ret = ref_accept(srv, w);
+	if (!ret)
+		ret = ref_serve(srv);
+	srv->err = ret;
+	if (ret)
+		fprintf(stderr, "permswitch: reference server: %s\n",
+			strerror(-ret));
+	atomic_store(&srv->spinning, 0);
+	return NULL;
+}
+
+static void ref_fini(struct ref_server *srv)
+{
+	int w, r;
+
+	for (w = 0; w < REF_NW; w++) {
+		struct ref_writer *rw = &srv->w[w];
+
+		/* A bound window holds its QP: windows go first. */
+		for (r = 0; r < srv->nregions; r++) {
+			if (rw->mw[r])
+				ibv_dealloc_mw(rw->mw[r]);
+			if (rw->mr[r])
+				ibv_dereg_mr(rw->mr[r]);
+		}
+		if (rw->id)
+			rdma_destroy_ep(rw->id);
+		if (rw->msg_mr)
+			ibv_dereg_mr(rw->msg_mr);
+		if (rw->pd)
+			ibv_dealloc_pd(rw->pd);
+	}
+	for (r = 0; r < srv->nregions; r++)
+		munmap(srv->region[r], srv->size[r]);
+	if (srv->cq)
+		ibv_destroy_cq(srv->cq);
+	if (srv->ch)
+		ibv_destroy_comp_channel(srv->ch);
+	if (srv->listen)
+		rdma_destroy_ep(srv->listen);
+}
+
+/*
+ * Listen, make every region (faulted in: a bind should find its pages
+ * pinned) with each writer's MR and window over it, and start the thread,
+ * parked, that accepts the two writers and serves them.
+ */
+static int ref_init(struct ref_server *srv, const char *host,
+		    const uint64_t *sizes, int nsizes)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
+				       .ai_port_space = RDMA_PS_TCP }, *res;
+	struct ibv_context *verbs;
+	int w, r, ret;
+
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->cond, NULL);
+	if (rdma_getaddrinfo(host, REF_PORT, &hints, &res))
+		return -EADDRNOTAVAIL;
+	ret = rdma_create_ep(&srv->listen, res, NULL, NULL);
+	rdma_freeaddrinfo(res);
+	if (ret) {
+		srv->listen = NULL;
+		return -errno;
+	}
+	if (rdma_listen(srv->listen, REF_NW)) {
+		ret = -errno;
+		goto err;
+	}
+	verbs = srv->listen->verbs;
+	ret = -ENOMEM;
+	srv->ch = ibv_create_comp_channel(verbs);
+	if (!srv->ch)
+		goto err;
+	srv->cq = ibv_create_cq(verbs, REF_CQ_DEPTH, NULL, srv->ch, 0);
+	if (!srv->cq)
+		goto err;
+	for (r = 0; r < nsizes; r++) {
+		void *p = mmap(NULL, sizes[r], PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			goto err;
+		memset(p, 0, sizes[r]);
+		srv->region[r] = p;
+		srv->size[r] = sizes[r];
+		srv->nregions++;
+	}
+	for (w = 0; w < REF_NW; w++) {
+		struct ref_writer *rw = &srv->w[w];
+
+		rw->pd = ibv_alloc_pd(verbs);
+		if (!rw->pd)
+			goto err;
+		rw->msg_mr = ibv_reg_mr(rw->pd, rw->msgs, sizeof(rw->msgs),
+					IBV_ACCESS_LOCAL_WRITE);
+		if (!rw->msg_mr)
+			goto err;
+		for (r = 0; r < nsizes; r++) {
+			rw->mr[r] = ibv_reg_mr(rw->pd, srv->region[r],
+					       sizes[r], REF_MR_ACCESS);
+			if (!rw->mr[r])
+				goto err;
+			rw->mw[r] = ibv_alloc_mw(rw->pd, IBV_MW_TYPE_2);
+			if (!rw->mw[r])
+				goto err;
+		}
+	}
+	ret = -pthread_create(&srv->thread, NULL, ref_main, srv);
+	if (!ret)
+		return 0;
+err:
+	ref_fini(srv);
+	return ret;
+}
+
+/* Let the thread spin (1) or park it (0); spinning, wait until it does. */
+static void ref_run(struct ref_server *srv, int run)
+{
+	pthread_mutex_lock(&srv->lock);
+	atomic_store(&srv->run, run);
+	pthread_cond_signal(&srv->cond);
+	pthread_mutex_unlock(&srv->lock);
+	while (run && !atomic_load(&srv->spinning) && !srv->err)
+		sched_yield();
+}
+
+/* The writers' side: two connections, waiting as libsacred does. */
+struct ref_client {
+	struct rdma_cm_id *id[REF_NW];
+	struct qp_attrs qa[REF_NW];
+	struct ibv_mr *mr[REF_NW];
+	struct {
+		struct ref_msg send, recv;
+		uint64_t word;
+	} buf[REF_NW];
+	struct ref_msg rep[REF_NW];	/* the last reply */
+};
+
+static int ref_connect(struct ref_client *cl, const char *host, int w)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
+	struct ibv_qp_init_attr attr = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 2,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 1,
+	};
+	int ret;
+
+	if (rdma_getaddrinfo(host, REF_PORT, &hints, &res))
+		return -EADDRNOTAVAIL;
+	ret = rdma_create_ep(&cl->id[w], res, NULL, &attr);
+	rdma_freeaddrinfo(res);
+	if (ret) {
+		cl->id[w] = NULL;
+		return -errno;
+	}
+	cl->mr[w] = rdma_reg_msgs(cl->id[w], &cl->buf[w], sizeof(cl->buf[w]));
+	if (!cl->mr[w] ||
+	    rdma_post_recv(cl->id[w], NULL, &cl->buf[w].recv,
+			   sizeof(struct ref_msg), cl->mr[w]) ||
+	    rdma_connect(cl->id[w], NULL))
+		return -errno;
+	return cache_attrs(cl->id[w], &cl->qa[w]);
+}
+
+static void ref_client_fini(struct ref_client *cl)
+{
+	int w;
+
+	for (w = 0; w < REF_NW; w++) {
+		if (cl->mr[w])
+			rdma_dereg_mr(cl->mr[w]);
+		if (cl->id[w])
+			rdma_destroy_ep(cl->id[w]);
+	}
+}
+
+/*
+ * Writer w's request and the reply, timed from the post of the SEND to
+ * both completions (as sacred_change_perm() is); the server's verdict is
+ * returned, its reply kept in cl->rep[w].
+ */
+static int ref_call(struct ref_client *cl, int w, uint32_t op, int region,
+		    uint32_t access, int victim, double *us)
+{
+	struct rdma_cm_id *id = cl->id[w];
+	struct ibv_wc wc;
+	double t0;
+
+	cl->buf[w].send = (struct ref_msg){ .op = op, .region = region,
+					    .access = access,
+					    .victim = victim };
+	t0 = now_us();
+	if (rdma_post_send(id, NULL, &cl->buf[w].send, sizeof(struct ref_msg),
+			   cl->mr[w], 0) ||
+	    poll_one(id, true, &wc) || poll_one(id, false, &wc)) {
+		fprintf(stderr, "permswitch: reference: writer %d, request %u: %s\n",
+			w, op, ibv_wc_status_str(wc.status));
+		return -EIO;
+	}
+	if (us)
+		*us = now_us() - t0;
+	cl->rep[w] = cl->buf[w].recv;
+	if (rdma_post_recv(id, NULL, &cl->buf[w].recv, sizeof(struct ref_msg),
+			   cl->mr[w]))
+		return -errno;
+	return cl->rep[w].status;
+}
+
+/* An 8-byte RDMA WRITE by writer w with its last key; 0 or -EIO. */
+static int ref_write(struct ref_client *cl, int w)
+{
+	struct ibv_wc wc;
+
+	cl->buf[w].word++;
+	if (rdma_post_write(cl->id[w], NULL, &cl->buf[w].word,
+			    sizeof(uint64_t), cl->mr[w], 0,
+			    cl->rep[w].addr + 8 * w, cl->rep[w].rkey))
+		return -errno;
+	return poll_one(cl->id[w], false, &wc) ? -EIO : 0;
+}
+
+/*
+ * After its fence, writer v cycles its own QP, drops the completions its
+ * QP's error left (a refused write, its receive flushed), and asks
+ * (through the other writer's connection) for the server's side to be
+ * cycled.
+ */
+static int ref_resync(struct ref_client *cl, int v, int region)
+{
+	struct ibv_wc wc;
+	int ret;
+
+	ret = qp_cycle(cl->id[v]->qp, &cl->qa[v],
+		       cl->qa[v].init.qp_access_flags);
+	if (ret)
+		return ret;
+	while (ibv_poll_cq(cl->id[v]->recv_cq, 1, &wc) > 0 ||
+	       ibv_poll_cq(cl->id[v]->send_cq, 1, &wc) > 0)
+		;
+	if (rdma_post_recv(cl->id[v], NULL, &cl->buf[v].recv,
+			   sizeof(struct ref_msg), cl->mr[v]))
+		return -errno;
+	return ref_call(cl, 1 - v, REF_RESYNC, region, 0, v, NULL);
+}
+
 /* ------------------------------------------------------ sacred itself */
 
 static int conn_open(const struct sockaddr_storage *addr, uint32_t pid,
@@ -255,10 +919,71 @@ static uint64_t parse_size(const char *s)
 	}
 }
 
+static void ref_die(const char *what, int ret)
+{
+	fprintf(stderr, "permswitch: reference: %s: %s\n", what,
+		strerror(ret < 0 ? -ret : EIO));
+	exit(1);
+}
+
+/*
+ * One reference switch of region k, as sacred's is sampled: B takes write
+ * from A (fencing A) and writes; A's QP is cycled back; then A takes
+ * write from B, timed (B is fenced), writes with the new key, and B's QP
+ * is cycled back. With @check, B then writes with its revoked key, which
+ * must fail (and B is cycled back again).
+ */
+static double ref_sample(struct ref_client *cl, int k, bool check)
+{
+	double t;
+	int ret;
+
+	ret = ref_call(cl, 1, REF_SWITCH, k, 0, 0, NULL);
+	if (ret)
+		ref_die("B takes write", ret);
+	ret = ref_write(cl, 1);
+	if (ret)
+		ref_die("B's write", ret);
+	ret = ref_resync(cl, 0, k);
+	if (ret)
+		ref_die("A's resync", ret);
+	ret = ref_call(cl, 0, REF_SWITCH, k, 0, 1, &t);
+	if (ret)
+		ref_die("revoke+grant", ret);
+	ret = ref_write(cl, 0);
+	if (ret)
+		ref_die("write after the grant", ret);
+	ret = ref_resync(cl, 1, k);
+	if (ret)
+		ref_die("resync", ret);
+	if (check) {
+		if (!ref_write(cl, 1))
+			ref_die("a write with the revoked key took effect",
+				-EPERM);
+		ret = ref_resync(cl, 1, k);
+		if (ret)
+			ref_die("resync after the refused write", ret);
+	}
+	return t;
+}
+
+/* The larger of @x and @a / @b: the worst ratio so far. */
+static double worse(double x, double a, double b)
+{
+	return b > 0 && a / b > x ? a / b : x;
+}
+
 int main(int argc, char **argv)
 {
 	static double v[MAXN], rg[MAX_SIZES][MAXN], rc[MAX_SIZES][MAXN];
+	static double ref_rg[MAX_SIZES][MAXN];
 	static struct sacred_conn *ca[MAX_SIZES], *cb[MAX_SIZES];
+	static struct stats st_attach[MAX_SIZES], st_grant[MAX_SIZES];
+	static struct stats st_rattach[MAX_SIZES], st_rgrant[MAX_SIZES];
+	static struct stats st_rg[MAX_SIZES], st_ref[MAX_SIZES];
+	static struct ref_server srv;
+	static struct ref_client cl;
+	static uint64_t size_b[MAX_SIZES];
 	static uint32_t rid[MAX_SIZES];
 	static char names[MAX_SIZES][32];
 	int nsizes = 0, k;
@@ -270,15 +995,20 @@ int main(int argc, char **argv)
 					.cm_port = MEM_PORT,
 					.mem_cap = 1ULL << 30 };
 	const char *sizes = "4k,64k,1m,16m,256m", *dev, *host;
-	struct stats floor_sr, s;
+	struct stats floor_sr;
 	struct sacred_ctrl *ctrl;
 	struct sacred_mem_info m;
-	char *list, *tok, name[32];
+	char *list, *tok;
 	int n = 200, opt, i, ret;
-	double worst = 0, best = 1e18;
+	double worst = 0, best = 1e18, rg_rtt = 0, rg_rtt_min = 0;
+	double attach_rtt = 0, grant_rtt = 0, vs_ref = 0, ref_rtt = 0;
+	double ref_rtt_min = 0, attach_ref = 0, grant_ref = 0, rg_attach = 0;
 
-	while ((opt = getopt(argc, argv, "n:s:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:wh")) != -1) {
 		switch (opt) {
+		case 'w':
+			srv.nap = true;
+			break;
 		case 'n':
 			n = atoi(optarg);
 			break;
@@ -286,7 +1016,7 @@ int main(int argc, char **argv)
 			sizes = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: permswitch [-n SAMPLES] [-s SIZES]\n");
+			fprintf(stderr, "usage: permswitch [-n SAMPLES] [-s SIZES] [-w]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -294,6 +1024,27 @@ int main(int argc, char **argv)
 		fprintf(stderr, "permswitch: -n between 10 and %d\n", MAXN);
 		return 2;
 	}
+	list = strdup(sizes);
+	if (!list)
+		return 1;
+	for (tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+		if (nsizes == MAX_SIZES) {
+			fprintf(stderr, "permswitch: at most %d sizes\n",
+				MAX_SIZES);
+			return 2;
+		}
+		size_b[nsizes] = parse_size(tok);
+		if (size_b[nsizes] < 4096 || size_b[nsizes] > 1ULL << 30) {
+			fprintf(stderr, "permswitch: %s: sizes from 4k to 1g\n",
+				tok);
+			return 2;
+		}
+		format_size(size_b[nsizes], names[nsizes], sizeof(names[0]));
+		nsizes++;
+	}
+	free(list);
+	if (!nsizes)
+		return 2;
 	dev = getenv("SACRED_BENCH_DEV") ?: "rxe0";
 	host = getenv("SACRED_BENCH_ADDR") ?: "192.0.2.1";
 
@@ -305,29 +1056,31 @@ int main(int argc, char **argv)
 	if (ret)
 		die("memory add", ret);
 
+	ret = ref_init(&srv, host, size_b, nsizes);
+	if (!ret)
+		ret = ref_connect(&cl, host, 0);
+	if (!ret)
+		ret = ref_connect(&cl, host, 1);
+	if (ret)
+		ref_die("setup", ret);
+
 	printf("# sacred permission switch, one run on %s\n\n", dev);
-	printf("Microseconds, client-observed (spin 1 ms, then sleep, as libsacred). %d samples per row after warm-up.\n\n", n);
+	printf("Microseconds, client-observed (spin 1 ms, then sleep, as libsacred). %d samples per row after warm-up. \"reference\" rows: the same strict steps done by a userspace server that busy-polls its CQ (memory windows for the MRs: LOCAL_INV of the writer's window, fence of its QP, bind for the requester, reply).\n\n",
+	       n);
 	printf("| operation | region | min | median | p99 | n |\n");
 	printf("|---|---|---|---|---|---|\n");
 
 	floor_sr = bench_sendrecv(host, n, v);
 	row("send/recv RTT (userspace echo)", "-", floor_sr);
 
-	list = strdup(sizes);
-	for (tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-		uint64_t size = parse_size(tok);
-
-		if (nsizes == MAX_SIZES) {
-			fprintf(stderr, "permswitch: at most %d sizes\n",
-				MAX_SIZES);
-			return 2;
-		}
+	for (k = 0; k < nsizes; k++) {
 		struct sacred_conn *a, *b;
 		struct sacred_region_info ri;
 		uint64_t word = 1;
+		double t;
 
-		format_size(size, name, sizeof(name));
-		ret = sacred_region_new(ctrl, m.id, SACRED_REGION_ID_ANY, size,
+		ret = sacred_region_new(ctrl, m.id, SACRED_REGION_ID_ANY,
+					size_b[k],
 					SACRED_POLICY_EXCLUSIVE_WRITER, &ri);
 		if (ret)
 			die("region add", ret);
@@ -336,8 +1089,8 @@ int main(int argc, char **argv)
 		 * switch below: process ids of its own (an instance takes one
 		 * connection per process).
 		 */
-		acl[0].process_id = 1 + 2 * nsizes;
-		acl[1].process_id = 2 + 2 * nsizes;
+		acl[0].process_id = 1 + 2 * k;
+		acl[1].process_id = 2 + 2 * k;
 		ret = sacred_region_set_acl(ctrl, m.id, ri.id, acl, 2);
 		if (ret)
 			die("region set acl", ret);
@@ -359,7 +1112,7 @@ int main(int argc, char **argv)
 			if (i >= 10)
 				v[i - 10] = now_us() - t0;
 		}
-		row("8 B write RTT", name, summarize(v, n));
+		row("8 B write RTT", names[k], summarize(v, n));
 
 		for (i = 0; i < n + 10; i++) {
 			struct sacred_region_attr ra;
@@ -371,7 +1124,8 @@ int main(int argc, char **argv)
 			if (i >= 10)
 				v[i - 10] = now_us() - t0;
 		}
-		row("attach (request path)", name, summarize(v, n));
+		st_attach[k] = summarize(v, n);
+		row("attach (request path)", names[k], st_attach[k]);
 
 		for (i = 0; i < n + 10; i++) {
 			double t0 = now_us();
@@ -382,27 +1136,52 @@ int main(int argc, char **argv)
 			if (i >= 10)
 				v[i - 10] = now_us() - t0;
 		}
-		row("grant (own access)", name, summarize(v, n));
+		st_grant[k] = summarize(v, n);
+		row("grant (own access)", names[k], st_grant[k]);
+
+		/* The reference's request path and own grant, spinning. */
+		ref_run(&srv, 1);
+		for (i = 0; i < n + 10; i++) {
+			ret = ref_call(&cl, 0, REF_ATTACH, k, 0, 0, &t);
+			if (ret)
+				ref_die("attach", ret);
+			if (i >= 10)
+				v[i - 10] = t;
+		}
+		st_rattach[k] = summarize(v, n);
+		row("reference: attach (request path)", names[k],
+		    st_rattach[k]);
+		for (i = 0; i < n + 10; i++) {
+			ret = ref_call(&cl, 0, REF_OWN, k,
+				       i % 2 ? REF_QP_ACCESS :
+				       IBV_ACCESS_REMOTE_READ, 0, &t);
+			if (ret)
+				ref_die("grant", ret);
+			if (i >= 10)
+				v[i - 10] = t;
+		}
+		st_rgrant[k] = summarize(v, n);
+		row("reference: grant (own access)", names[k], st_rgrant[k]);
+		ref_run(&srv, 0);
 
 		/* The switch is timed below, all sizes in turns. */
-		ca[nsizes] = a;
-		cb[nsizes] = b;
-		rid[nsizes] = ri.id;
-		snprintf(names[nsizes], sizeof(names[0]), "%s", name);
-		nsizes++;
+		ca[k] = a;
+		cb[k] = b;
+		rid[k] = ri.id;
 	}
-	free(list);
 
 	/*
 	 * revoke+grant, one sample per size in turns, so that a slow spell
 	 * of the host weighs on every size alike (the flatness ratio): for
 	 * each, b takes write (fencing a) and writes; a reconnects; then a
-	 * takes write away from b, timed: b is fenced.
+	 * takes write away from b, timed: b is fenced. Then the reference's
+	 * sample of the same size (ref_sample()), its server spinning only
+	 * for it.
 	 */
 	for (i = 0; i < n + 5; i++) {
 		for (k = 0; k < nsizes; k++) {
 			uint64_t word = 1;
-			double t0;
+			double t0, t;
 
 			while (ask(cb[k], rid[k], RW) ||
 			       sacred_write(cb[k], rid[k], 8, &word,
@@ -422,28 +1201,89 @@ int main(int argc, char **argv)
 				die("revoke+grant", ret);
 			if (i >= 5)
 				rg[k][i - 5] = now_us() - t0;
+
+			ref_run(&srv, 1);
+			t = ref_sample(&cl, k, i == 0);
+			ref_run(&srv, 0);
+			if (i >= 5)
+				ref_rg[k][i - 5] = t;
 		}
 	}
 	for (k = 0; k < nsizes; k++) {
 		row("revoked writer: reconnect after the fence", names[k],
 		    summarize(rc[k], n));
-		s = summarize(rg[k], n);
-		row("revoke+grant (writer fenced)", names[k], s);
-		if (s.med > worst)
-			worst = s.med;
-		if (s.med < best)
-			best = s.med;
+		st_rg[k] = summarize(rg[k], n);
+		row("revoke+grant (writer fenced)", names[k], st_rg[k]);
+		st_ref[k] = summarize(ref_rg[k], n);
+		row("reference: revoke+grant (writer fenced)", names[k],
+		    st_ref[k]);
+		if (st_rg[k].med > worst)
+			worst = st_rg[k].med;
+		if (st_rg[k].med < best)
+			best = st_rg[k].med;
+		rg_rtt = worse(rg_rtt, st_rg[k].med, floor_sr.med);
+		rg_rtt_min = worse(rg_rtt_min, st_rg[k].min, floor_sr.min);
+		attach_rtt = worse(attach_rtt, st_attach[k].med, floor_sr.med);
+		grant_rtt = worse(grant_rtt, st_grant[k].med, floor_sr.med);
+		rg_attach = worse(rg_attach, st_rg[k].min, st_attach[k].min);
+		vs_ref = worse(vs_ref, st_rg[k].med, st_ref[k].med);
+		ref_rtt = worse(ref_rtt, st_ref[k].med, floor_sr.med);
+		ref_rtt_min = worse(ref_rtt_min, st_ref[k].min, floor_sr.min);
+		attach_ref = worse(attach_ref, st_attach[k].med,
+				   st_rattach[k].med);
+		grant_ref = worse(grant_ref, st_grant[k].med,
+				  st_rgrant[k].med);
 		sacred_conn_destroy(ca[k]);
 		sacred_conn_destroy(cb[k]);
 		sacred_region_del(ctrl, m.id, rid[k]);
 	}
+	ref_run(&srv, 1);
+	ret = ref_call(&cl, 0, REF_QUIT, 0, 0, 0, NULL);
+	if (ret)
+		ref_die("quit", ret);
+	pthread_join(srv.thread, NULL);
+	ref_client_fini(&cl);
+	ref_fini(&srv);
 
-	printf("\n## Ratios (medians)\n\n");
+	printf("\n## Per size\n\n");
+	printf("Medians (minimums in brackets), microseconds; send/recv RTT %.1f (%.1f).\n\n",
+	       floor_sr.med, floor_sr.min);
+	printf("| region | revoke+grant | reference | sacred / reference | switch / RTT | switch min / RTT min | attach / RTT | own grant / RTT |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
+	for (k = 0; k < nsizes; k++)
+		printf("| %s | %.1f (%.1f) | %.1f (%.1f) | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+		       names[k], st_rg[k].med, st_rg[k].min, st_ref[k].med,
+		       st_ref[k].min, st_rg[k].med / st_ref[k].med,
+		       st_rg[k].med / floor_sr.med,
+		       st_rg[k].min / floor_sr.min,
+		       st_attach[k].med / floor_sr.med,
+		       st_grant[k].med / floor_sr.med);
+
+	printf("\n## Ratios (medians unless said)\n\n");
+	printf("Each the worst over the sizes; the targets are issue 27's.\n\n");
 	printf("| ratio | value | target |\n|---|---|---|\n");
-	printf("| revoke+grant, worst size / send-recv RTT | %.2f | <= 1.5 |\n",
-	       worst / floor_sr.med);
+	printf("| revoke+grant, worst size / send-recv RTT | %.2f | <= 3.0 |\n",
+	       rg_rtt);
+	printf("| revoke+grant minimum, worst size / send-recv RTT minimum | %.2f | <= 2.5 |\n",
+	       rg_rtt_min);
+	printf("| attach, worst size / send-recv RTT | %.2f | <= 1.5 |\n",
+	       attach_rtt);
+	printf("| grant of its own access, worst size / send-recv RTT | %.2f | <= 2.0 |\n",
+	       grant_rtt);
 	printf("| revoke+grant, largest / smallest median across sizes | %.2f | <= 1.2 (flat +-20%%) |\n",
 	       worst / best);
+	printf("| revoke+grant, sacred / reference, worst size | %.2f | <= 1.2 |\n",
+	       vs_ref);
+	printf("| revoke+grant minimum / attach minimum, worst size | %.2f | - |\n",
+	       rg_attach);
+	printf("| reference revoke+grant, worst size / send-recv RTT | %.2f | - |\n",
+	       ref_rtt);
+	printf("| reference revoke+grant minimum, worst size / send-recv RTT minimum | %.2f | - |\n",
+	       ref_rtt_min);
+	printf("| attach, sacred / reference, worst size | %.2f | - |\n",
+	       attach_ref);
+	printf("| grant of its own access, sacred / reference, worst size | %.2f | - |\n",
+	       grant_ref);
 
 	sacred_mem_del(ctrl, m.id);
 	sacred_ctrl_close(ctrl);
