@@ -221,7 +221,7 @@ bench-multivm:
 
 # The regression guard: a short run (few samples) in one boot, then
 # scripts/bench-check holds its ratios against bench/targets (margins
-# there; known misses are reported, not failed: bench/README.md).
+# there; every row a guard, a target missed today fails: bench/README.md).
 bench-check:
 	scripts/deps
 	$(MAKE) all
