@@ -43,9 +43,29 @@
  * the lowest-numbered process not suspected (Omega). A process found
  * alive after it was suspected gets its timeout doubled (up to 16 x
  * suspect_ms), as in an eventually perfect failure detector: a new
- * leader whose takeover outlasts the timeout on a loaded host is no
- * longer fenced by a follower over and over (make bench measured 60 s
- * stalls in 1 of 20 fail-overs before).
+ * leader whose takeover outlasts the timeout on a loaded host is not
+ * fenced by a follower over and over (make bench measured 60 s stalls
+ * in 1 of 20 fail-overs without it).
+ *
+ * Suspected here means found still for its timeout at one of this
+ * process's heartbeat rounds: a gap between two reads that no round
+ * fell into (this process was held up itself) raises nothing.
+ *
+ * A raised timeout comes back down: it halves, never below suspect_ms,
+ * once its process has been seen alive for calm_timeouts of it (8 by
+ * default) in which no heartbeat round found its counter still for half
+ * of it - a stretch in which the halved timeout would have suspected
+ * nobody wrongly. A false suspicion, or a round that found it still for
+ * half the timeout, starts that stretch again. Without the decay, a
+ * process killed and restarted now and then (found alive after each
+ * restart, as a slow one is) would be suspected ever more slowly: each
+ * fail-over from it longer than the last, up to 16 x suspect_ms. With
+ * it, a slow process still gets the timeout it needs within one episode
+ * of false suspicions (they come closer together than the calm
+ * stretch), and is suspected wrongly at most once per calm stretch
+ * afterwards if it stays that slow; a process whose counter stands
+ * still for half its timeout more often than that keeps the raised
+ * timeout.
  *
  * Becoming leader with ballot b (takeover), at each memory in order:
  * changePermission(write), write own meta (mbal = b), read every meta;
@@ -139,6 +159,8 @@
  * otherwise never return (and the follower's heartbeat would stop).
  */
 #define LOG_CATCH_UP_MAX	16
+/* A process's suspicion timeout at most, in suspect_ms. */
+#define LOG_SUSPECT_MAX		16
 
 enum { LOG_FOLLOWER, LOG_LEADER };
 
@@ -159,6 +181,12 @@ struct log_layout {
 	uint64_t areas;
 	uint64_t size;
 };
+
+/*
+ * Values of sacred_log.still[]: how still a process's counter was at
+ * this process's heartbeat rounds since it last moved.
+ */
+enum { LOG_MOVING, LOG_HALF_STILL, LOG_SUSPECTED };
 
 /* A value of sacred_log.good[]: which own cell to keep is not known yet. */
 #define LOG_CELL_UNSURE	2
@@ -192,6 +220,11 @@ struct log_layout {
  * @hb_seen: per process, the last counter read
  * @hb_change: per process, when its counter last moved (ms)
  * @susp: per process, how long a still counter takes to suspect it (ms)
+ * @calm: per process, since when it has been neither suspected nor still
+ *	for half of @susp (ms): @susp halves after calm_timeouts of it
+ * @still: per process, LOG_MOVING, LOG_HALF_STILL or LOG_SUSPECTED: at a
+ *	heartbeat round since its counter last moved, it stood still for
+ *	less than half of @susp, at least half, or all of it
  * @last_hb: when the last heartbeat round ran (ms)
  * @last_revive: when broken connections were last reconnected (ms)
  * @leader: the process the failure detector says leads
@@ -229,6 +262,8 @@ struct sacred_log {
 	uint64_t hb_seen[SACRED_LOG_MAX_PROCS];
 	uint64_t hb_change[SACRED_LOG_MAX_PROCS];
 	uint64_t susp[SACRED_LOG_MAX_PROCS];
+	uint64_t calm[SACRED_LOG_MAX_PROCS];
+	uint8_t still[SACRED_LOG_MAX_PROCS];
 	uint64_t last_hb;
 	uint64_t last_revive;
 	int leader;
@@ -1119,6 +1154,39 @@ static void log_resettle(struct sacred_log *l)
 }
 
 /*
+ * Process @p's counter moved at @now: raise or lower its timeout (see
+ * the header comment), by how still it was at this process's heartbeat
+ * rounds since it last moved. Those rounds alone count: a gap this
+ * process saw only because it was held up itself - no round ran in
+ * between - suspected nobody.
+ */
+static void log_adjust_timeout(struct sacred_log *l, unsigned int p,
+			       uint64_t now)
+{
+	uint64_t base = l->a.suspect_ms;
+	uint8_t still = l->still[p];
+
+	l->still[p] = LOG_MOVING;
+	if (still == LOG_SUSPECTED) {
+		/* suspected wrongly: be slower to suspect it */
+		if (l->susp[p] < LOG_SUSPECT_MAX * base)
+			l->susp[p] *= 2;
+		l->calm[p] = now;
+	} else if (still == LOG_HALF_STILL) {
+		/* half the timeout would have suspected it: keep it */
+		l->calm[p] = now;
+	} else if (l->susp[p] > base &&
+		   now - l->calm[p] >=
+		   (uint64_t)l->a.calm_timeouts * l->susp[p]) {
+		/* calm for long enough: be quicker to suspect it again */
+		l->susp[p] /= 2;
+		if (l->susp[p] < base)
+			l->susp[p] = base;
+		l->calm[p] = now;
+	}
+}
+
+/*
  * Bump own heartbeat, read everyone's, and elect; an abstaining process
  * neither bumps it nor counts itself.
  */
@@ -1173,16 +1241,22 @@ static void log_heartbeat(struct sacred_log *l, uint64_t now)
 			 */
 			if (best <= l->hb_seen[p])
 				continue;
-			/* suspected wrongly: be slower to suspect it */
-			if (now - l->hb_change[p] >= l->susp[p] &&
-			    l->susp[p] < 16 * (uint64_t)l->a.suspect_ms)
-				l->susp[p] *= 2;
+			log_adjust_timeout(l, p, now);
 			l->hb_seen[p] = best;
 			l->hb_change[p] = now;
 		}
 	}
 	if (!abstain)
 		l->hb_change[l->a.me] = now;
+	for (p = 0; p < l->a.nr_procs; p++) {
+		uint64_t still = now - l->hb_change[p];
+
+		if (still >= l->susp[p])
+			l->still[p] = LOG_SUSPECTED;
+		else if (2 * still >= l->susp[p] &&
+			 l->still[p] == LOG_MOVING)
+			l->still[p] = LOG_HALF_STILL;
+	}
 	for (p = 0; p < l->a.nr_procs && leader < 0; p++)
 		if (now - l->hb_change[p] < l->susp[p] &&
 		    !(p == l->a.me && abstain))
@@ -1303,6 +1377,7 @@ int sacred_log_open(const struct sacred_log_attr *attr,
 
 	if (!attr || !lp || !attr->rm || attr->me >= attr->nr_procs ||
 	    attr->hb_period_ms < 0 || attr->suspect_ms < 0 ||
+	    attr->calm_timeouts < 0 ||
 	    (attr->snapshot_max && (!attr->snapshot || !attr->restore)))
 		return -EINVAL;
 	l = calloc(1, sizeof(*l));
@@ -1316,6 +1391,8 @@ int sacred_log_open(const struct sacred_log_attr *attr,
 		l->a.hb_period_ms = 10;
 	if (!l->a.suspect_ms)
 		l->a.suspect_ms = 200;
+	if (!l->a.calm_timeouts)
+		l->a.calm_timeouts = 8;
 	l->meta_good = 1;
 	l->snap_good = 1;
 	l->leader = -1;
@@ -1359,6 +1436,7 @@ int sacred_log_open(const struct sacred_log_attr *attr,
 	for (p = 0; p < attr->nr_procs; p++) {
 		l->hb_change[p] = now;
 		l->susp[p] = l->a.suspect_ms;
+		l->calm[p] = now;
 	}
 
 	ret = sacred_rmem_attach(attr->rm, attr->log_region, NULL);
@@ -1590,6 +1668,21 @@ bool sacred_log_is_leader(const struct sacred_log *l)
 uint64_t sacred_log_applied(const struct sacred_log *l)
 {
 	return l->applied;
+}
+
+/**
+ * sacred_log_suspect_ms() - the failure detector's timeout for a process
+ * @l: the log
+ * @p: the process, 0 .. nr_procs - 1
+ *
+ * Return: how long, in milliseconds, @p's heartbeat must stand still for
+ * this process to suspect it now: suspect_ms, doubled for each time @p
+ * was found alive after it was suspected, halved after each calm
+ * stretch (see the header comment); 0 when @p is out of range.
+ */
+uint64_t sacred_log_suspect_ms(const struct sacred_log *l, unsigned int p)
+{
+	return p < l->a.nr_procs ? l->susp[p] : 0;
 }
 
 /** sacred_log_stats() - the log's counters */

@@ -1440,7 +1440,12 @@ typedef int (*sacred_log_restore_fn)(void *arg, uint64_t applied,
  * @entry_max: the largest entry
  * @hb_period_ms: heartbeat period; 0 means 10
  * @suspect_ms: a process whose heartbeat did not move this long is
- *	suspected; 0 means 200
+ *	suspected; 0 means 200. Its first timeout: a process found alive
+ *	after it was suspected gets its timeout doubled, up to 16 x
+ *	@suspect_ms
+ * @calm_timeouts: a raised timeout halves, never below @suspect_ms, once
+ *	its process was seen alive for this many of it without a heartbeat
+ *	round finding it still for half of it; 0 means 8
  * @commit: called for every decided entry, in order; may be NULL
  * @arg: passed to @commit, @snapshot and @restore
  * @snapshot_max: 0: no snapshots, the log is full after @capacity
@@ -1462,6 +1467,7 @@ struct sacred_log_attr {
 	size_t entry_max;
 	int hb_period_ms;
 	int suspect_ms;
+	int calm_timeouts;
 	sacred_log_commit_fn commit;
 	void *arg;
 	size_t snapshot_max;
@@ -1538,6 +1544,12 @@ bool sacred_log_is_leader(const struct sacred_log *l);
 
 /** sacred_log_applied() - entries delivered to the commit callback */
 uint64_t sacred_log_applied(const struct sacred_log *l);
+
+/**
+ * sacred_log_suspect_ms() - how long process @p's heartbeat must stand
+ * still for @l to suspect it now (ms); 0 when @p is out of range
+ */
+uint64_t sacred_log_suspect_ms(const struct sacred_log *l, unsigned int p);
 
 /** sacred_log_stats() - the log's counters */
 void sacred_log_stats(const struct sacred_log *l,
