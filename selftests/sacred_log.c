@@ -74,6 +74,9 @@ struct proc {
 	atomic_bool pause;	/* stop polling and proposing: a hung process */
 	atomic_bool parked;	/* the thread saw pause: its handle is free */
 	unsigned int suspect_ms;	/* the log's; 0: 300 */
+	int calm_timeouts;		/* the log's; 0: its default */
+	/* After each poll: the log's timeout for each process. */
+	atomic_uint timeout_ms[NR_PROCS];
 	atomic_int target;	/* propose while leader until this many applied */
 	/* Delivered entries, by index. */
 	char hist[CAPACITY][ENTRY_LEN];
@@ -265,6 +268,7 @@ static void *proc_thread(void *arg)
 	struct proc *p = arg;
 	char entry[ENTRY_LEN];
 	uint64_t index, t;
+	unsigned int i;
 	int ret;
 
 	while (!atomic_load(&p->stop)) {
@@ -279,6 +283,9 @@ static void *proc_thread(void *arg)
 		t = now_ms() - t;
 		if (t > atomic_load(&p->max_poll_ms))
 			atomic_store(&p->max_poll_ms, t);
+		for (i = 0; i < NR_PROCS; i++)
+			atomic_store(&p->timeout_ms[i],
+				     sacred_log_suspect_ms(p->log, i));
 		if (sacred_log_is_leader(p->log) &&
 		    (int)atomic_load(&p->applied) < atomic_load(&p->target)) {
 			memset(entry, 0, sizeof(entry));
@@ -329,6 +336,7 @@ static struct sacred_log_attr proc_log_attr(struct proc *p)
 		.entry_max = ENTRY_MAX,
 		.hb_period_ms = 10,
 		.suspect_ms = p->suspect_ms ? p->suspect_ms : 300,
+		.calm_timeouts = p->calm_timeouts,
 		.commit = on_commit,
 		.arg = p,
 	};
@@ -1060,6 +1068,126 @@ static bool park(FIXTURE_DATA(log) *self, unsigned int i)
 	while (!atomic_load(&self->p[i].parked) && now_ms() < end)
 		usleep(1000);
 	return atomic_load(&self->p[i].parked);
+}
+
+/* Process @i stands still for @ms (as a hung host), then runs again. */
+static bool stall(FIXTURE_DATA(log) *self, unsigned int i, unsigned int ms)
+{
+	if (!park(self, i))
+		return false;
+	usleep(ms * 1000);
+	atomic_store(&self->p[i].pause, false);
+	return true;
+}
+
+/*
+ * The timeout P1 and P2 have for P0 now: the highest of the two if @hi,
+ * else the lowest.
+ */
+static unsigned int timeout_of_p0(FIXTURE_DATA(log) *self, bool hi)
+{
+	unsigned int a = atomic_load(&self->p[1].timeout_ms[0]);
+	unsigned int b = atomic_load(&self->p[2].timeout_ms[0]);
+
+	return hi == (a > b) ? a : b;
+}
+
+/*
+ * Watch P1's and P2's timeouts for P0 for up to @ms, until both are at
+ * least @least (@up) or at most @most (!@up); 0: for all of @ms. Their
+ * lowest meanwhile goes into *@low. Returns whether they got there.
+ */
+static bool watch_p0(FIXTURE_DATA(log) *self, unsigned int ms, bool up,
+		     unsigned int want, unsigned int *low)
+{
+	uint64_t end = now_ms() + ms;
+	unsigned int lo, hi;
+
+	for (;;) {
+		lo = timeout_of_p0(self, false);
+		hi = timeout_of_p0(self, true);
+		if (lo < *low)
+			*low = lo;
+		if (want && (up ? lo >= want : hi <= want))
+			return true;
+		if (now_ms() >= end)
+			return false;
+		usleep(2000);
+	}
+}
+
+/*
+ * The failure detector's timeouts go up with false suspicions and come
+ * back down after a calm stretch (lib/log.c's header comment). With a
+ * 300 ms timeout and calm_timeouts 2: first P1 stands still for three
+ * timeouts - P1 itself, held up, suspected nobody: its timeout for P0
+ * must not be raised (not above P2's, which saw whatever P0 did). Then
+ * P0 stands still for three of its timeouts, twice - P1 and P2 suspect
+ * it each time and, when it runs again, double their timeout for it:
+ * 600, then 1200 ms. Then P0 stands
+ * still for 800 ms every 1.8 s, three times: two thirds of 1200 ms, no
+ * suspicion, but a halved timeout would have suspected it - the timeout
+ * must stay 1200 ms, though 2.4 s (two timeouts) went by. Then P0 runs
+ * on: the timeout halves to 600 ms no sooner than 2.4 s after its last
+ * stall, and to 300 ms no sooner than 1.2 s after that, and never below
+ * 300 ms. Only lower bounds are timed, and a raise is checked as one: a
+ * busy host that stalls P0 more than planned (the VM saw 300 ms) only
+ * raises the timeout further, or delays the decay (up to 20 s allowed).
+ */
+TEST_F(log, false_suspicions_raise_the_timeout_a_calm_stretch_lowers_it)
+{
+	unsigned int base = 300 * test_slow(), low = ~0U, t, i, k;
+	uint64_t t_calm;
+
+	for (i = 0; i < NR_PROCS; i++)
+		self->p[i].calm_timeouts = 2;
+	reopen_all(_metadata, self, base);
+	set_target(self, 10);
+	ASSERT_TRUE(wait_applied(self, 7, 10, 20000));
+	EXPECT_EQ(base, timeout_of_p0(self, true));
+	EXPECT_EQ(0, sacred_log_suspect_ms(self->p[1].log, NR_PROCS));
+
+	ASSERT_TRUE(stall(self, 1, 3 * base));
+	usleep(base * 1000);
+	t = atomic_load(&self->p[1].timeout_ms[0]);
+	TH_LOG("P1 held up: its timeout for P0 %u ms, P2's %u ms", t,
+	       atomic_load(&self->p[2].timeout_ms[0]));
+	EXPECT_GE(atomic_load(&self->p[2].timeout_ms[0]), t);
+
+	for (k = 0; k < 2; k++) {
+		ASSERT_TRUE(stall(self, 0, 3 * (base << k)));
+		EXPECT_TRUE(watch_p0(self, 10000, true, base << (k + 1), &low))
+			TH_LOG("not raised to %u ms", base << (k + 1));
+	}
+	TH_LOG("after two stalls: %u and %u ms",
+	       atomic_load(&self->p[1].timeout_ms[0]),
+	       atomic_load(&self->p[2].timeout_ms[0]));
+
+	/* Near misses: 800 ms still of 1200, after 1 s of running, 3 x. */
+	low = ~0U;
+	for (k = 0; k < 3; k++) {
+		watch_p0(self, 1000, true, 0, &low);
+		ASSERT_TRUE(stall(self, 0, 8 * base / 3));
+	}
+	t_calm = now_ms();
+	watch_p0(self, 50, true, 0, &low);
+	TH_LOG("after the near misses: lowest %u ms", low);
+	EXPECT_LE(4 * base, low);
+
+	/* Calm: 1200 -> 600 after 2.4 s at least, -> 300 after 1.2 more. */
+	low = ~0U;
+	EXPECT_TRUE(watch_p0(self, 20000, false, 2 * base, &low));
+	t = now_ms() - t_calm;
+	TH_LOG("%u ms after the last stall: %u ms", t, 2 * base);
+	EXPECT_LE(8 * base, t);
+	EXPECT_TRUE(watch_p0(self, 20000, false, base, &low));
+	t = now_ms() - t_calm;
+	TH_LOG("%u ms after the last stall: %u ms", t, base);
+	EXPECT_LE(12 * base, t);
+	/* Never below the configured one. */
+	watch_p0(self, 5 * base, true, 0, &low);
+	EXPECT_EQ(base, low);
+	EXPECT_TRUE(history_ok(_metadata, self, 7));
 }
 
 /*
