@@ -519,7 +519,8 @@ static void kv_replica_usage(FILE *f)
 	fprintf(f,
 		"Usage: sacred-kv replica -i INDEX -n NPROCS -m ADDR:PORT[,ADDR:PORT...]\n"
 		"                         [-d DIR] [-P PIDBASE] [-L REGION] [-H REGION]\n"
-		"                         [-c CAPACITY] [-s SUSPECT_MS] [-k KEYFILE] [-v]\n"
+		"                         [-c CAPACITY] [-s SUSPECT_MS] [-C CALM]\n"
+		"                         [-k KEYFILE] [-v]\n"
 		"  -i  this replica's index, 0 .. NPROCS-1 (process id PIDBASE + INDEX)\n"
 		"  -n  number of replicas\n"
 		"  -m  the memory instances (rdma_cm address and port of each)\n"
@@ -529,7 +530,10 @@ static void kv_replica_usage(FILE *f)
 		"  -H  heartbeat region id (default %d): static, every replica rw\n"
 		"  -c  log window in entries (default %d): older ones are replaced by\n"
 		"      snapshots of the map\n"
-		"  -s  failure detector timeout in ms (default 200)\n"
+		"  -s  failure detector timeout in ms (default 200); doubled for a\n"
+		"      replica found alive after it was suspected (up to 16 x)\n"
+		"  -C  a raised timeout halves once its replica ran CALM of it with\n"
+		"      its heartbeat never still for half of it (default 8)\n"
 		"  -k  this replica's process key (%d raw bytes, from `sacred memory key`)\n"
 		"      for memory instances that have a master key; the same for all\n"
 		"  -v  report leadership changes and failures on stderr\n",
@@ -570,7 +574,7 @@ static int kv_replica(int argc, char **argv)
 	uint64_t t0 = kv_now_ms();
 	int opt, ret = 1, lfd = -1;
 
-	while ((opt = getopt_long(argc, argv, "i:n:m:d:P:L:H:c:s:k:vh",
+	while ((opt = getopt_long(argc, argv, "i:n:m:d:P:L:H:c:s:C:k:vh",
 				  long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'm': memlist = optarg; continue;
@@ -579,12 +583,13 @@ static int kv_replica(int argc, char **argv)
 		case 'v': verbose = true; continue;
 		case 'h': kv_replica_usage(stdout); return 0;
 		case 'i': case 'n': case 'P': case 'L': case 'H': case 'c':
-		case 's':
+		case 's': case 'C':
 			break;
 		default: kv_replica_usage(stderr); return 2;
 		}
 		if (!kv_opt_number(opt, optarg, 0,
-				   opt == 's' ? INT32_MAX : UINT32_MAX, &v))
+				   opt == 's' || opt == 'C' ? INT32_MAX :
+				   UINT32_MAX, &v))
 			return 2;
 		switch (opt) {
 		case 'i': la.me = v; have_me = true; break;
@@ -594,6 +599,7 @@ static int kv_replica(int argc, char **argv)
 		case 'H': la.hb_region = v; break;
 		case 'c': la.capacity = v; break;
 		case 's': la.suspect_ms = v; break;
+		case 'C': la.calm_timeouts = v; break;
 		}
 	}
 	if (optind < argc || !have_me || !la.nr_procs || !memlist ||
