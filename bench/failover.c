@@ -22,9 +22,26 @@
  * Prints a Markdown report: min, median, p99, max and count per phase in
  * milliseconds. A trial with no new commit within 60 s is counted and
  * reported, and another is run in its place, up to twice -t trials in
- * all. Run inside the VM rig: make bench. Options: -t TRIALS (default 20
- * with a new commit), -s SUSPECT_MS (default 200, lib/log.c's default),
- * -b HB_PERIOD_MS (default 10, its default too).
+ * all.
+ *
+ * Then the kill/restart cycle (issue 28): one log for all its rounds, in
+ * which the same process, P0, is SIGKILLed every -p PERIOD_MS (or once
+ * it leads again, if that is later) and started again as soon as a
+ * follower committed: a restarted process is found alive after it was
+ * suspected, as a slow one is, and its timeout is raised; it must come
+ * back down before the next kill, or each fail-over takes longer than
+ * the last. The leader appends every 100 ms (the log holds every entry
+ * of the cycle, no snapshots); the new leader's first append goes at
+ * once. Per round: the same three times, and the timeout its failure
+ * detector had for P0; then the worst fail-over over the first, the
+ * ratio bench/targets guards.
+ *
+ * Run inside the VM rig: make bench. Options: -t TRIALS (default 20
+ * with a new commit; 0: the cycle only), -s SUSPECT_MS (default 200,
+ * lib/log.c's default), -b HB_PERIOD_MS (default 10, its default too),
+ * -c ROUNDS of the cycle (default 8; 0: none), -p PERIOD_MS (default
+ * 18000), -C CALM_TIMEOUTS (struct sacred_log_attr; default 0, the
+ * library's).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -52,11 +69,23 @@
 #define MAX_TRIALS	1000
 #define LEADER_READY	20	/* entries P0 commits before the kill */
 #define FOLLOWER_READY	10	/* entries each follower applies first */
+#define CYCLE_REGION	90	/* the cycle's log; 91: its heartbeats */
+#define CYCLE_APPEND_US	100000	/* a leader's appends in the cycle */
+#define MAX_ROUNDS	100
+
+/* How the processes of a trial or of the cycle run. */
+struct cfg {
+	int suspect_ms;
+	int hb_ms;
+	int calm;
+	int append_us;	/* between a leader's appends */
+};
 
 struct msg {
 	int who;
 	int kind;	/* 0: ready; 1: took over */
 	double suspect, leader, commit;	/* absolute, us */
+	uint64_t timeout;	/* kind 1: its timeout for P0 (ms) then */
 };
 
 static void die(const char *what, int ret)
@@ -93,9 +122,16 @@ static void send_msg(int fd, const struct msg *m)
 		_exit(3);
 }
 
-/* One process of a trial; never returns. */
+/*
+ * One process of a trial or of the cycle; never returns. P0 reports
+ * ready once it committed LEADER_READY entries (in the cycle: every
+ * incarnation, once it leads again); a follower once it applied
+ * FOLLOWER_READY. A follower that takes over from another leader reports
+ * when it was elected, led and committed; then it reports again only
+ * after it saw another process lead.
+ */
 static void proc(const struct sacred_mem_info *mem, unsigned int me,
-		 uint32_t log_region, int suspect_ms, int hb_ms, int fd)
+		 uint32_t log_region, const struct cfg *cfg, int fd)
 {
 	struct sacred_rmem_member m[NR_MEMS];
 	struct sacred_rmem_attr ra = {
@@ -111,15 +147,17 @@ static void proc(const struct sacred_mem_info *mem, unsigned int me,
 		.me = me,
 		.capacity = CAPACITY,
 		.entry_max = ENTRY_MAX,
-		.hb_period_ms = hb_ms,
-		.suspect_ms = suspect_ms,
+		.hb_period_ms = cfg->hb_ms,
+		.suspect_ms = cfg->suspect_ms,
+		.calm_timeouts = cfg->calm,
 	};
 	struct msg msg = { .who = me };
 	struct sacred_rmem *rm;
 	struct sacred_log *log;
-	bool ready = false;
+	bool ready = false, armed = false;
 	char entry[ENTRY_MAX];
 	uint64_t appended = 0;
+	double next_append = 0;
 	int i, ret;
 
 	for (i = 0; i < NR_MEMS; i++)
@@ -141,9 +179,14 @@ static void proc(const struct sacred_mem_info *mem, unsigned int me,
 		 * the same poll: note when that poll began.
 		 */
 		sacred_log_poll(log);
-		if (me && !msg.suspect && ready &&
-		    sacred_log_leader(log) == (int)me)
+		if (me && ready && sacred_log_leader(log) >= 0 &&
+		    sacred_log_leader(log) != (int)me)
+			armed = true;
+		if (me && armed && !msg.suspect &&
+		    sacred_log_leader(log) == (int)me) {
 			msg.suspect = t_poll;
+			msg.timeout = sacred_log_suspect_ms(log, 0);
+		}
 		if (!sacred_log_is_leader(log)) {
 			if (me && !ready &&
 			    sacred_log_applied(log) >= FOLLOWER_READY) {
@@ -153,8 +196,16 @@ static void proc(const struct sacred_mem_info *mem, unsigned int me,
 			usleep(1000);
 			continue;
 		}
-		if (me && ready && !msg.leader)
+		if (me && armed && !msg.leader)
 			msg.leader = now_us();
+		/*
+		 * Between appends a leader polls on, as a follower does: its
+		 * heartbeat must not wait for the next append.
+		 */
+		if (now_us() < next_append && !(me && armed && !msg.commit)) {
+			usleep(500);
+			continue;
+		}
 		snprintf(entry, sizeof(entry), "P%u#%llu", me,
 			 (unsigned long long)appended);
 		ret = sacred_log_propose(log, entry, strlen(entry), NULL);
@@ -165,14 +216,18 @@ static void proc(const struct sacred_mem_info *mem, unsigned int me,
 		appended++;
 		if (!me && appended == LEADER_READY)
 			send_msg(fd, &msg);
-		if (me && ready && !msg.commit) {
+		if (me && armed && !msg.commit) {
 			msg.commit = now_us();
 			msg.kind = 1;
-			if (!msg.suspect)
+			if (!msg.suspect) {
 				msg.suspect = msg.leader;
+				msg.timeout = sacred_log_suspect_ms(log, 0);
+			}
 			send_msg(fd, &msg);
+			msg = (struct msg){ .who = me };
+			armed = false;
 		}
-		usleep(500);
+		next_append = now_us() + cfg->append_us;
 	}
 }
 
@@ -185,21 +240,176 @@ static void report(const char *what, double *v, int n)
 	       s.med / 1e3, s.p99 / 1e3, v[n - 1] / 1e3, n);
 }
 
+/* Process @me of the log at @region, forked; the child never returns. */
+static pid_t spawn(const struct sacred_mem_info *mem, unsigned int me,
+		   uint32_t region, const struct cfg *cfg, const int fds[2])
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork", -errno);
+	if (!pid) {
+		close(fds[0]);
+		proc(mem, me, region, cfg, fds[1]);
+	}
+	return pid;
+}
+
+/* The next message before @deadline (us): true, or false on none. */
+static bool next_msg(int fd, double deadline, struct msg *m)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	while (now_us() < deadline) {
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		return read(fd, m, sizeof(*m)) == sizeof(*m);
+	}
+	return false;
+}
+
+/* A round of the kill/restart cycle, as the new leader saw it. */
+struct round {
+	int who;
+	double kill;	/* since the cycle's first kill, us */
+	double suspect, leader, commit;	/* since this round's kill, us */
+	uint64_t timeout;	/* the new leader's timeout for P0, ms */
+};
+
+/*
+ * The kill/restart cycle: @rounds kills of P0 on one log, @period_ms
+ * apart at least; P0 is started again after each fail-over. Returns the
+ * rounds done, each in @r; the first without a new commit (or without
+ * P0 leading again) within 60 s ends the cycle.
+ */
+static int cycle(struct sacred_ctrl *ctrl, const struct sacred_mem_info *mem,
+		 const struct cfg *cfg, int rounds, int period_ms,
+		 struct round *r)
+{
+	struct cfg c = *cfg;
+	pid_t pid[NR_PROCS];
+	int fds[2], i, done, followers = 0;
+	double t_first = 0, t_kill = 0, deadline, wait;
+	bool p0_ready = false;
+	struct msg m;
+
+	c.append_us = CYCLE_APPEND_US;
+
+	region_everywhere(ctrl, mem, CYCLE_REGION, 4 << 20,
+			  SACRED_POLICY_EXCLUSIVE_WRITER);
+	region_everywhere(ctrl, mem, CYCLE_REGION + 1, 4096,
+			  SACRED_POLICY_STATIC);
+	if (pipe(fds))
+		die("pipe", -errno);
+	for (i = 0; i < NR_PROCS; i++)
+		pid[i] = spawn(mem, i, CYCLE_REGION, &c, fds);
+	for (done = 0; done < rounds; done++) {
+		/* P0 leads (again), and both followers applied some. */
+		deadline = now_us() + 60e6;
+		while (!p0_ready || followers < NR_PROCS - 1) {
+			if (!next_msg(fds[0], deadline, &m)) {
+				fprintf(stderr, "failover: cycle round %d: P0 does not lead (%d followers ready)\n",
+					done + 1, followers);
+				goto out;
+			}
+			if (m.kind)
+				continue;	/* a takeover before the kill */
+			if (m.who)
+				followers++;
+			else
+				p0_ready = true;
+		}
+		wait = t_kill + period_ms * 1e3 - now_us();
+		if (done && wait > 0)
+			usleep(wait);
+		t_kill = now_us();
+		if (!done)
+			t_first = t_kill;
+		kill(pid[0], SIGKILL);
+		waitpid(pid[0], NULL, 0);
+		p0_ready = false;
+		deadline = t_kill + 60e6;
+		do {
+			if (!next_msg(fds[0], deadline, &m)) {
+				fprintf(stderr, "failover: cycle round %d: no new commit within 60 s\n",
+					done + 1);
+				goto out;
+			}
+		} while (!m.kind || m.commit < t_kill);
+		r[done] = (struct round){
+			.who = m.who,
+			.kill = t_kill - t_first,
+			.suspect = m.suspect - t_kill,
+			.leader = m.leader - t_kill,
+			.commit = m.commit - t_kill,
+			.timeout = m.timeout,
+		};
+		pid[0] = spawn(mem, 0, CYCLE_REGION, &c, fds);
+	}
+out:
+	for (i = 0; i < NR_PROCS; i++) {
+		kill(pid[i], SIGKILL);
+		waitpid(pid[i], NULL, 0);
+	}
+	close(fds[0]);
+	close(fds[1]);
+	for (i = 0; i < NR_MEMS; i++) {
+		sacred_region_del(ctrl, mem[i].id, CYCLE_REGION);
+		sacred_region_del(ctrl, mem[i].id, CYCLE_REGION + 1);
+	}
+	return done;
+}
+
+/* The cycle's report: every round, then the ratio bench/targets holds. */
+static void report_cycle(const struct round *r, int done, int rounds,
+			 int period_ms, const struct cfg *cfg)
+{
+	double worst = 0;
+	int i;
+
+	printf("\n## Kill/restart cycle\n\n");
+	printf("One log for the whole cycle: P0 (the leader) is SIGKILLed every %d ms (later if it does not lead again by then) and started again as soon as a follower committed; it catches up, is found alive after it was suspected (the others raise their timeout for it) and leads again. The leader appends every %d ms. Heartbeat every %d ms, first timeout %d ms, calm_timeouts %d (0: the library's). %d of %d rounds done. Times in ms from each kill.\n\n",
+	       period_ms, CYCLE_APPEND_US / 1000, cfg->hb_ms, cfg->suspect_ms,
+	       cfg->calm, done, rounds);
+	if (done) {
+		printf("| round | kill (s into the cycle) | new leader | its timeout for P0 | suspected | leader | first new commit |\n");
+		printf("|---|---|---|---|---|---|---|\n");
+	}
+	for (i = 0; i < done; i++) {
+		printf("| %d | %.1f | P%d | %llu | %.1f | %.1f | %.1f |\n",
+		       i + 1, r[i].kill / 1e6, r[i].who,
+		       (unsigned long long)r[i].timeout, r[i].suspect / 1e3,
+		       r[i].leader / 1e3, r[i].commit / 1e3);
+		if (r[i].commit > worst)
+			worst = r[i].commit;
+	}
+	printf("\n| ratio | measured |\n|---|---|\n");
+	if (done == rounds && done)
+		printf("| %d-round kill/restart: worst fail-over / first | %.2f |\n",
+		       rounds, worst / r[0].commit);
+	else
+		printf("| %d-round kill/restart: worst fail-over / first | - |\n",
+		       rounds);
+}
+
 int main(int argc, char **argv)
 {
 	static double sus[2 * MAX_TRIALS], lead[2 * MAX_TRIALS],
 		      com[2 * MAX_TRIALS], dlead[2 * MAX_TRIALS],
 		      dcom[2 * MAX_TRIALS], trial[2 * MAX_TRIALS][3];
 	static int who[2 * MAX_TRIALS];
+	static struct round rnd[MAX_ROUNDS];
 	struct sacred_mem_info mem[NR_MEMS];
 	int trials = 20, suspect_ms = 200, hb_ms = 10, opt, i, t, ret;
 	int done = 0, failed = 0, by[NR_PROCS] = { 0 };
+	int rounds = 8, period_ms = 18000, calm = 0, cycled = 0;
+	struct cfg cfg;
 	struct sacred_ctrl *ctrl;
 	const char *devs;
 	char dev[64];
 	double t_start = now_us();
 
-	while ((opt = getopt(argc, argv, "t:s:b:h")) != -1) {
+	while ((opt = getopt(argc, argv, "t:s:b:c:p:C:h")) != -1) {
 		switch (opt) {
 		case 't':
 			trials = atoi(optarg);
@@ -210,17 +420,38 @@ int main(int argc, char **argv)
 		case 'b':
 			hb_ms = atoi(optarg);
 			break;
+		case 'c':
+			rounds = atoi(optarg);
+			break;
+		case 'p':
+			period_ms = atoi(optarg);
+			break;
+		case 'C':
+			calm = atoi(optarg);
+			break;
 		default:
-			fprintf(stderr, "usage: failover [-t TRIALS] [-s SUSPECT_MS] [-b HB_PERIOD_MS]\n");
+			fprintf(stderr, "usage: failover [-t TRIALS] [-s SUSPECT_MS] [-b HB_PERIOD_MS] [-c ROUNDS] [-p PERIOD_MS] [-C CALM_TIMEOUTS]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
-	if (trials < 1 || trials > MAX_TRIALS || suspect_ms < 1 ||
-	    hb_ms < 1 || hb_ms >= suspect_ms) {
-		fprintf(stderr, "failover: -t 1 to %d, 0 < -b < -s\n",
-			MAX_TRIALS);
+	/* The cycle's entries (one every CYCLE_APPEND_US) fit the log. */
+	if (trials < 0 || trials > MAX_TRIALS || suspect_ms < 1 ||
+	    hb_ms < 1 || hb_ms >= suspect_ms || rounds < 0 ||
+	    rounds > MAX_ROUNDS || (!trials && !rounds) || calm < 0 ||
+	    period_ms < 1000 || period_ms > 600000 ||
+	    (double)rounds * (period_ms * 1e3 + 2e6) / CYCLE_APPEND_US >
+	    CAPACITY / 2) {
+		fprintf(stderr, "failover: -t 0 to %d, -c 0 to %d (not both 0), 0 < -b < -s, -C >= 0, -p 1000 to 600000, -c x (-p + 2000) <= %d s\n",
+			MAX_TRIALS, MAX_ROUNDS,
+			CAPACITY / 2 * (CYCLE_APPEND_US / 1000) / 1000);
 		return 2;
 	}
+	cfg = (struct cfg){
+		.suspect_ms = suspect_ms,
+		.hb_ms = hb_ms,
+		.calm = calm,
+		.append_us = 500,
+	};
 	devs = getenv("SACRED_RXE_DEVS");
 	if (!devs) {
 		fprintf(stderr, "failover: run in the VM rig (make bench)\n");
@@ -261,16 +492,8 @@ int main(int argc, char **argv)
 				  SACRED_POLICY_STATIC);
 		if (pipe(fds))
 			die("pipe", -errno);
-		for (i = 0; i < NR_PROCS; i++) {
-			pid[i] = fork();
-			if (pid[i] < 0)
-				die("fork", -errno);
-			if (!pid[i]) {
-				close(fds[0]);
-				proc(mem, i, region, suspect_ms, hb_ms,
-				     fds[1]);
-			}
-		}
+		for (i = 0; i < NR_PROCS; i++)
+			pid[i] = spawn(mem, i, region, &cfg, fds);
 		close(fds[1]);
 		pfd = (struct pollfd){ .fd = fds[0], .events = POLLIN };
 		deadline = now_us() + 60e6;
@@ -309,9 +532,13 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (rounds)
+		cycled = cycle(ctrl, mem, &cfg, rounds, period_ms, rnd);
+
 	printf("# failover: leader crash to first new commit, milliseconds\n\n");
-	printf("Three processes, three memories; the leader (P0, appending every 0.5 ms) is SIGKILLed; times from the kill to what the process that took over saw. Heartbeat every %d ms, suspicion after %d ms without one (struct sacred_log_attr); followers poll every 1 ms. %d trials, %d of them without a new commit within 60 s (not in the table); new leader P1 %d times, P2 %d times.\n\n",
-	       hb_ms, suspect_ms, t, failed, by[1], by[2]);
+	if (trials)
+		printf("Three processes, three memories; the leader (P0, appending every 0.5 ms) is SIGKILLed; times from the kill to what the process that took over saw. Heartbeat every %d ms, suspicion after %d ms without one (struct sacred_log_attr); followers poll every 1 ms. %d trials, %d of them without a new commit within 60 s (not in the table); new leader P1 %d times, P2 %d times.\n\n",
+		       hb_ms, suspect_ms, t, failed, by[1], by[2]);
 	if (done) {
 		/* Per trial, before report() sorts each series on its own. */
 		for (i = 0; i < done; i++) {
@@ -331,6 +558,8 @@ int main(int argc, char **argv)
 		report("takeover (suspected to leader)", dlead, done);
 		report("takeover and first commit", dcom, done);
 	}
+	if (rounds)
+		report_cycle(rnd, cycled, rounds, period_ms, &cfg);
 	printf("\nRun: %.0f s.\n", (now_us() - t_start) / 1e6);
 	/*
 	 * Every trial, in the order run, after "Run:" (the end of what
@@ -349,5 +578,5 @@ int main(int argc, char **argv)
 	for (i = 0; i < NR_MEMS; i++)
 		sacred_mem_del(ctrl, mem[i].id);
 	sacred_ctrl_close(ctrl);
-	return done < trials;
+	return done < trials || cycled < rounds;
 }
