@@ -32,9 +32,9 @@
  * back down before the next kill, or each fail-over takes longer than
  * the last. The leader appends every 100 ms (the log holds every entry
  * of the cycle, no snapshots); the new leader's first append goes at
- * once. Per round: the same three times, and the timeout its failure
- * detector had for P0; then the worst fail-over over the first, the
- * ratio bench/targets guards.
+ * once. Per round: the same three times, the timeout its failure
+ * detector had for P0, and that detector's counters so far; then the
+ * worst fail-over over the first, the ratio bench/targets guards.
  *
  * Run inside the VM rig: make bench. Options: -t TRIALS (default 20
  * with a new commit; 0: the cycle only), -s SUSPECT_MS (default 200,
@@ -86,6 +86,8 @@ struct msg {
 	int kind;	/* 0: ready; 1: took over */
 	double suspect, leader, commit;	/* absolute, us */
 	uint64_t timeout;	/* kind 1: its timeout for P0 (ms) then */
+	/* kind 1: its failure detector's counters (sacred_log_stats()) */
+	uint64_t raised, half, lowered;
 };
 
 static void die(const char *what, int ret)
@@ -152,6 +154,7 @@ static void proc(const struct sacred_mem_info *mem, unsigned int me,
 		.calm_timeouts = cfg->calm,
 	};
 	struct msg msg = { .who = me };
+	struct sacred_log_stats st;
 	struct sacred_rmem *rm;
 	struct sacred_log *log;
 	bool ready = false, armed = false;
@@ -223,6 +226,10 @@ static void proc(const struct sacred_mem_info *mem, unsigned int me,
 				msg.suspect = msg.leader;
 				msg.timeout = sacred_log_suspect_ms(log, 0);
 			}
+			sacred_log_stats(log, &st);
+			msg.raised = st.timeouts_raised;
+			msg.half = st.half_stills;
+			msg.lowered = st.timeouts_lowered;
 			send_msg(fd, &msg);
 			msg = (struct msg){ .who = me };
 			armed = false;
@@ -274,6 +281,7 @@ struct round {
 	double kill;	/* since the cycle's first kill, us */
 	double suspect, leader, commit;	/* since this round's kill, us */
 	uint64_t timeout;	/* the new leader's timeout for P0, ms */
+	uint64_t raised, half, lowered;	/* its detector's counters */
 };
 
 /*
@@ -343,6 +351,9 @@ static int cycle(struct sacred_ctrl *ctrl, const struct sacred_mem_info *mem,
 			.leader = m.leader - t_kill,
 			.commit = m.commit - t_kill,
 			.timeout = m.timeout,
+			.raised = m.raised,
+			.half = m.half,
+			.lowered = m.lowered,
 		};
 		pid[0] = spawn(mem, 0, CYCLE_REGION, &c, fds);
 	}
@@ -372,14 +383,17 @@ static void report_cycle(const struct round *r, int done, int rounds,
 	       period_ms, CYCLE_APPEND_US / 1000, cfg->hb_ms, cfg->suspect_ms,
 	       cfg->calm, done, rounds);
 	if (done) {
-		printf("| round | kill (s into the cycle) | new leader | its timeout for P0 | suspected | leader | first new commit |\n");
-		printf("|---|---|---|---|---|---|---|\n");
+		printf("| round | kill (s into the cycle) | new leader | its timeout for P0 | suspected | leader | first new commit | its timeouts raised / half-still / lowered so far |\n");
+		printf("|---|---|---|---|---|---|---|---|\n");
 	}
 	for (i = 0; i < done; i++) {
-		printf("| %d | %.1f | P%d | %llu | %.1f | %.1f | %.1f |\n",
+		printf("| %d | %.1f | P%d | %llu | %.1f | %.1f | %.1f | %llu / %llu / %llu |\n",
 		       i + 1, r[i].kill / 1e6, r[i].who,
 		       (unsigned long long)r[i].timeout, r[i].suspect / 1e3,
-		       r[i].leader / 1e3, r[i].commit / 1e3);
+		       r[i].leader / 1e3, r[i].commit / 1e3,
+		       (unsigned long long)r[i].raised,
+		       (unsigned long long)r[i].half,
+		       (unsigned long long)r[i].lowered);
 		if (r[i].commit > worst)
 			worst = r[i].commit;
 	}

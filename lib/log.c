@@ -1169,12 +1169,15 @@ static void log_adjust_timeout(struct sacred_log *l, unsigned int p,
 	l->still[p] = LOG_MOVING;
 	if (still == LOG_SUSPECTED) {
 		/* suspected wrongly: be slower to suspect it */
-		if (l->susp[p] < LOG_SUSPECT_MAX * base)
+		if (l->susp[p] < LOG_SUSPECT_MAX * base) {
 			l->susp[p] *= 2;
+			l->stats.timeouts_raised += p != l->a.me;
+		}
 		l->calm[p] = now;
 	} else if (still == LOG_HALF_STILL) {
 		/* half the timeout would have suspected it: keep it */
 		l->calm[p] = now;
+		l->stats.half_stills += p != l->a.me;
 	} else if (l->susp[p] > base &&
 		   now - l->calm[p] >=
 		   (uint64_t)l->a.calm_timeouts * l->susp[p]) {
@@ -1183,6 +1186,7 @@ static void log_adjust_timeout(struct sacred_log *l, unsigned int p,
 		if (l->susp[p] < base)
 			l->susp[p] = base;
 		l->calm[p] = now;
+		l->stats.timeouts_lowered += p != l->a.me;
 	}
 }
 

@@ -1484,6 +1484,13 @@ struct sacred_log_attr {
  * @round_trips: quorum round trips of its log operations (not heartbeats)
  * @snapshots: snapshots it wrote (as leader)
  * @restores: snapshots it installed (it was behind the overwritten part)
+ * @timeouts_raised: times it doubled its timeout for another process,
+ *	found alive after it suspected it
+ * @half_stills: times another process was found alive after a heartbeat
+ *	round found it still for half its timeout (but not all): its calm
+ *	stretch began again
+ * @timeouts_lowered: times it halved its timeout for another process
+ *	after a calm stretch
  */
 struct sacred_log_stats {
 	uint64_t takeovers;
@@ -1493,6 +1500,9 @@ struct sacred_log_stats {
 	uint64_t round_trips;
 	uint64_t snapshots;
 	uint64_t restores;
+	uint64_t timeouts_raised;
+	uint64_t half_stills;
+	uint64_t timeouts_lowered;
 };
 
 /**
