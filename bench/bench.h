@@ -144,4 +144,29 @@ static inline int qp_cycle(struct ibv_qp *qp, const struct qp_attrs *qa,
 	return -ret;
 }
 
+#ifdef _SACRED_H
+/*
+ * Process @pid connected to the instance at @addr (10 s to connect) and
+ * attached to @region: the client of the switch benchmarks. For programs
+ * that include sacred.h first.
+ */
+static inline int bench_conn_open(const struct sockaddr_storage *addr,
+				  uint32_t pid, uint32_t region,
+				  struct sacred_conn **c)
+{
+	struct sacred_conn_attr attr = {
+		.addr = (const struct sockaddr *)addr,
+		.process_id = pid,
+		.timeout_ms = 10000,
+	};
+	struct sacred_region_attr ra;
+	int ret;
+
+	ret = sacred_conn_create(&attr, c);
+	if (!ret)
+		ret = sacred_attach(*c, region, &ra);
+	return ret;
+}
+#endif
+
 #endif /* SACRED_BENCH_H */

@@ -15,6 +15,8 @@
  * The ratios bpf / built-in of the medians are what bench/targets holds.
  *
  * Usage: bpfswitch [-n SAMPLES] [-p PROGRAM.bpf.o]
+ *   -p  the program (default: examples/policies/ballot.bpf.o of the tree
+ *       this program is in)
  * Environment: SACRED_BENCH_DEV (default rxe0).
  */
 #include <errno.h>
@@ -51,23 +53,6 @@ static void die(const char *what, int ret)
 	exit(1);
 }
 
-static int conn_open(const struct sockaddr_storage *addr, uint32_t pid,
-		     uint32_t region, struct sacred_conn **c)
-{
-	struct sacred_conn_attr attr = {
-		.addr = (const struct sockaddr *)addr,
-		.process_id = pid,
-		.timeout_ms = 10000,
-	};
-	struct sacred_region_attr ra;
-	int ret;
-
-	ret = sacred_conn_create(&attr, c);
-	if (!ret)
-		ret = sacred_attach(*c, region, &ra);
-	return ret;
-}
-
 static int ask(struct sacred_conn *c, struct side *s, uint32_t access)
 {
 	struct sacred_perm_req req = {
@@ -102,7 +87,8 @@ int main(int argc, char **argv)
 	static double sw[NR_KINDS][MAXN], own[NR_KINDS][MAXN];
 	struct sacred_mem_params mp = { .id = SACRED_MEM_ID_ANY,
 					.cm_port = MEM_PORT };
-	const char *path = "examples/policies/ballot.bpf.o";
+	char path_buf[512];
+	const char *path = path_buf;
 	struct sacred_acl_entry acl[2] = {
 		{ .process_id = 1, .access = RW },
 		{ .process_id = 2, .access = RW },
@@ -115,6 +101,11 @@ int main(int argc, char **argv)
 	struct sacred_mem_info m;
 	int n = 300, opt, i, j, k, ret, fd;
 
+	/* By default the example next to this program's tree. */
+	snprintf(path_buf, sizeof(path_buf),
+		 "%.*s../examples/policies/ballot.bpf.o",
+		 (int)(strrchr(argv[0], '/') ? strrchr(argv[0], '/') - argv[0] + 1 : 0),
+		 argv[0]);
 	while ((opt = getopt(argc, argv, "n:p:h")) != -1) {
 		switch (opt) {
 		case 'n':
@@ -157,11 +148,11 @@ int main(int argc, char **argv)
 		acl[1].process_id = 2 + 2 * k;
 		ret = sacred_region_set_acl(ctrl, m.id, ri.id, acl, 2);
 		if (!ret)
-			ret = conn_open(&m.addr, acl[0].process_id, ri.id,
-					&side[k].a);
+			ret = bench_conn_open(&m.addr, acl[0].process_id,
+					      ri.id, &side[k].a);
 		if (!ret)
-			ret = conn_open(&m.addr, acl[1].process_id, ri.id,
-					&side[k].b);
+			ret = bench_conn_open(&m.addr, acl[1].process_id,
+					      ri.id, &side[k].b);
 		if (ret)
 			die("region set up", ret);
 	}

@@ -868,23 +868,6 @@ static int ref_resync(struct ref_client *cl, int v, int region)
 
 /* ------------------------------------------------------ sacred itself */
 
-static int conn_open(const struct sockaddr_storage *addr, uint32_t pid,
-		     uint32_t region, struct sacred_conn **c)
-{
-	struct sacred_conn_attr attr = {
-		.addr = (const struct sockaddr *)addr,
-		.process_id = pid,
-		.timeout_ms = 10000,
-	};
-	struct sacred_region_attr ra;
-	int ret;
-
-	ret = sacred_conn_create(&attr, c);
-	if (!ret)
-		ret = sacred_attach(*c, region, &ra);
-	return ret;
-}
-
 static int ask(struct sacred_conn *c, uint32_t region, uint32_t access)
 {
 	struct sacred_perm_req req = { .region_id = region, .access = access };
@@ -1096,9 +1079,10 @@ int main(int argc, char **argv)
 		ret = sacred_region_set_acl(ctrl, m.id, ri.id, acl, 2);
 		if (ret)
 			die("region set acl", ret);
-		ret = conn_open(&m.addr, acl[0].process_id, ri.id, &a);
+		ret = bench_conn_open(&m.addr, acl[0].process_id, ri.id, &a);
 		if (!ret)
-			ret = conn_open(&m.addr, acl[1].process_id, ri.id, &b);
+			ret = bench_conn_open(&m.addr, acl[1].process_id, ri.id,
+					      &b);
 		if (ret)
 			die("connect", ret);
 		ret = ask(a, ri.id, RW);
