@@ -45,6 +45,19 @@
  *   BROKEN_NO_MARK       with RESTART: no such promise (the library
  *                        before 56dfc33; expected to FAIL: proposal
  *                        number 1 is used with two values)
+ *   SOLO=p               process p backs off after a failed attempt
+ *                        until it is alone: every other process returned
+ *                        (or never proposed) and its operations landed,
+ *                        but on a crashed memory; then it retries
+ *   SOLO_NO_DRAIN        with SOLO: the back-off ends once the others
+ *                        returned, their operations may still be in
+ *                        flight (expected to FAIL LIVE_DECIDE)
+ *   LIVE_DECIDE=p        the LTL property "decides": every run ends with
+ *                        every process returned (decided, gave up or
+ *                        crashed) and process p decided; checked with
+ *                        pan -a (acceptance cycles). A run that stops
+ *                        (a blocked proposer) or loops for ever before
+ *                        violates it.
  */
 
 #define N	3	/* processes 0..N-1, inputs 1..N */
@@ -89,6 +102,7 @@
 #define P1	1	/* phase 1: permission, write, read on a majority */
 #define P2	2	/* phase 2: write the value on a majority */
 #define DONE	3	/* decided, gave up or crashed */
+#define BACKOFF	4	/* SOLO: waits to be alone before it retries */
 
 /* ------------------------------------------------------------------ */
 /* The memories                                                       */
@@ -155,6 +169,8 @@ byte mi, how;
 /* What the properties look at. */
 byte decided;		/* first decided value, 0: none yet */
 byte ndec;		/* processes that decided */
+byte decby;		/* which processes decided: bit p */
+byte nret;		/* processes done: decided, gave up or crashed */
 
 /*
  * Which cell slot s of memory i reads as, into c: its valid cell with the
@@ -391,7 +407,7 @@ inline canon()
 #endif
 
 #define NEXT_OP(i)							\
-	(phase == DONE || LO(i) != NONE -> NONE :			\
+	(phase >= DONE || LO(i) != NONE -> NONE :			\
 	 (PR(i) == 0 -> CP :						\
 	  (W2_NEXT(i) -> W2 :						\
 	   (PR(i) == 1 -> W1 :						\
@@ -467,15 +483,31 @@ inline retire()
 {
 	leave_behind();
 	phase = DONE;
+	nret++;
 	b = 0; att = 0; acc = 0; aval = 0; eacc = 0; eaval = 0; seen = 0;
 	v2 = 0; nclean = 0; nw2 = 0; p1acc = 0; p1val = 0
 }
 
-/* Abort the attempt: retry with a higher number, or give up. */
+/*
+ * Abort the attempt: retry with a higher number, or give up. With SOLO,
+ * process SOLO backs off instead, until it is alone (ALONE).
+ */
 inline abort_attempt()
 {
 	if
-	:: att < ATTS(p) -> leave_behind(); new_attempt()
+	:: att < ATTS(p) ->
+		leave_behind();
+#ifdef SOLO
+		if
+		:: p == SOLO ->
+			phase = BACKOFF;
+			nclean = 0; nw2 = 0; p1acc = 0; p1val = 0; v2 = 0;
+			PR(0) = 0; PR(1) = 0; PR(2) = 0
+		:: else -> new_attempt()
+		fi
+#else
+		new_attempt()
+#endif
 	:: else -> retire()
 	fi
 }
@@ -510,6 +542,7 @@ inline decide()
 	assert(decided == 0 || decided == v2);
 	decided = v2;
 	ndec++;
+	decby = decby | (1 << p);
 #ifdef REACH_TWO
 	assert(ndec < 2);
 #endif
@@ -536,6 +569,22 @@ inline decide()
 	(h == NORMAL ||							\
 	 (h == TORN && WRITE_NEXT(i) && perm[i] != p) ||		\
 	 (h == LOST && WRITE_NEXT(i) && perm[i] == p))
+
+#ifdef SOLO
+/*
+ * Process p is alone: every other process is done and (but with
+ * SOLO_NO_DRAIN) has nothing in flight but on a crashed memory.
+ */
+#define QUIET(q)							\
+	((glo[(q) * M] == NONE || mdown == 0) &&			\
+	 (glo[(q) * M + 1] == NONE || mdown == 1) &&			\
+	 (glo[(q) * M + 2] == NONE || mdown == 2))
+#ifndef SOLO_NO_DRAIN
+#define ALONE	(nret == N - 1 && QUIET((p + 1) % N) && QUIET((p + 2) % N))
+#else
+#define ALONE	(nret == N - 1)
+#endif
+#endif
 
 #define STEP_OK(i, h)							\
 	(mdown != i && (LO(i) != NONE || NEXT_OP(i) != NONE) && HOW_OK(i, h))
@@ -732,7 +781,8 @@ proctype proposer(byte p; byte input)
 		if
 		:: ATTS(p) == 0 ->
 			/* this process does not propose (smaller searches) */
-			phase = DONE
+			phase = DONE;
+			nret++
 		:: ATTS(p) > 0 && p == 0 ->
 			/*
 			 * Fast path: process 0 holds write permission on every
@@ -790,6 +840,13 @@ proctype proposer(byte p; byte input)
 		d_step { reopen(mi); mi = 0; canon() }
 	   }
 #endif
+#ifdef SOLO
+	/*
+	 * The back-off ends once the others returned, or crashed, and
+	 * (but with SOLO_NO_DRAIN) their operations landed.
+	 */
+	:: d_step { phase == BACKOFF && ALONE -> new_attempt(); canon() }
+#endif
 #ifdef PCRASH
 	/* crash: stop at any step; what is in flight may still land */
 	:: d_step { phase != DONE && pdown < N - 1 -> pdown++; retire() }
@@ -840,3 +897,16 @@ init {
 		run proposer(2, 3)
 	}
 }
+
+/*
+ * Termination. LIVE_RETURN: every run ends with every process done
+ * (decided, gave up or crashed). LIVE_DECIDE=p: and p decided; with
+ * SOLO=p it holds (scripts/check-model: 3x1-backoff), without the
+ * back-off, or with SOLO_NO_DRAIN, it does not.
+ */
+#ifdef LIVE_RETURN
+ltl returns { <> (nret == N) }
+#endif
+#ifdef LIVE_DECIDE
+ltl decides { <> (nret == N && (decby & (1 << LIVE_DECIDE)) != 0) }
+#endif
