@@ -52,12 +52,13 @@
  *   SOLO_NO_DRAIN        with SOLO: the back-off ends once the others
  *                        returned, their operations may still be in
  *                        flight (expected to FAIL LIVE_DECIDE)
- *   LIVE_DECIDE=p        the LTL property "decides": every run ends with
+ *   LIVE_RETURN          the LTL property "returns": every run ends with
  *                        every process returned (decided, gave up or
- *                        crashed) and process p decided; checked with
- *                        pan -a (acceptance cycles). A run that stops
- *                        (a blocked proposer) or loops for ever before
- *                        violates it.
+ *                        crashed); checked with pan -a (acceptance
+ *                        cycles). A run that stops (a blocked proposer)
+ *                        or loops for ever before violates it.
+ *   LIVE_DECIDE=p        the LTL property "decides": as "returns", and
+ *                        process p decided
  */
 
 #define N	3	/* processes 0..N-1, inputs 1..N */
