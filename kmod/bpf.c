@@ -21,6 +21,11 @@
  *   - it cannot write the buffer or reach anything else of the kernel,
  *     and its helpers include the map helpers and bpf_ktime_get_ns(), so
  *     a control process can steer it through maps;
+ *   - the context's clock is the coarse one (the tick's resolution):
+ *     reading it touches no clock hardware, which on a guest whose
+ *     clocksource is emulated (HPET under TCG) costs more than the rest
+ *     of the decision; a program that needs a finer clock reads it with
+ *     bpf_ktime_get_ns() and pays for it then;
  *   - the verifier bounds it: a decision always ends;
  *   - the kernel runs such programs from process context too
  *     (sk_filter() on a send), with rcu_read_lock() and migration off:
@@ -154,7 +159,7 @@ static void sacred_bpf_ctx(struct sacred_region *region,
 	ctx->from_admin = !chg->via;
 	ctx->ballot = chg->ballot;
 	ctx->region_ballot = region->ballot;
-	ctx->now_ns = ktime_get_ns();
+	ctx->now_ns = ktime_get_coarse_ns();
 
 	self = xa_load(&region->acl, chg->requester);
 	if (self) {

@@ -15,6 +15,10 @@
  * answers - so a holder that stopped renewing loses write exactly when
  * someone else needs it.
  *
+ * Time is ctx.now_ns, the coarse monotonic clock: a lease is measured to
+ * the tick (4 ms at HZ=250), fine for leases of tens of milliseconds and
+ * more.
+ *
  * Maps: "lease_cfg" (array, one u64: the lease in ns, 0 for the default
  * of 100 ms) is for a control process to set; "leases" (hash, region id
  * -> holder and start) is the program's own state. The state is updated

@@ -345,8 +345,10 @@ enum sacred_policy {
  * its region the module runs it over a buffer that holds one struct
  * sacred_policy_ctx, little-endian as the host is; the program reads it
  * with bpf_skb_load_bytes(skb, 0, &ctx, sizeof(ctx)) (fields added later
- * go at the end: check @size). It may use maps, and bpf_ktime_get_ns()
- * (@now_ns is that clock). It returns a verdict:
+ * go at the end: check @size). It may use maps and bpf_ktime_get_ns()
+ * (@now_ns is CLOCK_MONOTONIC at the tick's resolution, the clock of
+ * bpf_ktime_get_coarse_ns(), read without touching the hardware clock).
+ * It returns a verdict:
  *
  *   SACRED_VERDICT_REFUSE | SACRED_VERDICT_CODE(c)   refuse; the requester
  *	and the monitor see reason SACRED_REFUSE_PROGRAM_BASE + c
@@ -391,7 +393,7 @@ enum sacred_policy {
  *	the wire
  * @ballot: the request's ballot
  * @region_ballot: the highest ballot accepted on the region so far
- * @now_ns: CLOCK_MONOTONIC when the request is decided, in ns
+ * @now_ns: CLOCK_MONOTONIC_COARSE when the request is decided, in ns
  */
 struct sacred_policy_ctx {
 	__u32 version;
