@@ -120,6 +120,38 @@ enum {
 	SACRED_CONN_PROBING,
 };
 
+/*
+ * The PSNs of a connection's QP (24 bits, wrapping). The module never
+ * sees the PSN of a packet, only the QP's next expected one (rq_psn), so
+ * it keeps a floor below every packet sent after the process's latest
+ * request: a revoke raced with the process's packets if rq_psn moved past
+ * the floor by the end of the fence (sacred_conn_raced(), and
+ * Documentation/permission-switch.rst for the argument). A request is
+ * one packet: SACRED_WIRE_MSG_MAX is below the smallest MTU, and a
+ * longer SEND fails on the receive buffer.
+ */
+#define SACRED_PSN_MASK		0xffffff
+
+/*
+ * The later of two PSNs that lie less than 2^23 apart; of two further
+ * apart, the earlier one (a lower floor only counts more).
+ */
+static u32 sacred_psn_max(u32 a, u32 b)
+{
+	return ((b - a) & SACRED_PSN_MASK) < 0x800000 ? b : a;
+}
+
+/**
+ * struct sacred_slot - one credit: a receive buffer and a send buffer
+ * @rx_cqe: completion of the receive
+ * @tx_cqe: completion of the reply
+ * @conn: the connection
+ * @list: entry in conn->pending
+ * @len: bytes received
+ * @index: the slot's number
+ * @post_psn: an rq_psn of the QP from before the receive was posted: the
+ *	request that lands in it has this PSN or a later one
+ */
 struct sacred_slot {
 	struct ib_cqe rx_cqe;
 	struct ib_cqe tx_cqe;
@@ -127,6 +159,7 @@ struct sacred_slot {
 	struct list_head list;
 	u32 len;
 	unsigned int index;
+	u32 post_psn;
 };
 
 /**
@@ -147,6 +180,10 @@ struct sacred_slot {
  * @probe_cqe: completion of a liveness probe (sacred_conn_probe())
  * @probe_timer: releases the connection if the probe is not answered
  * @inline_replies: the QP sends replies inline
+ * @psn_known: the QP's first PSN was known, and @req_psn with it
+ * @req_psn: the floor: no packet sent after the latest request received
+ *	has a lower PSN (set by sacred_conn_recv_done())
+ * @seen_psn: the QP's rq_psn, sampled after the latest reply was posted
  * @replies_out: replies posted and not completed (SACRED_REPLIES_MAX)
  * @buf: receive buffers, then send buffers, SACRED_WIRE_MSG_MAX each
  * @dma: DMA address of @buf
@@ -168,6 +205,9 @@ struct sacred_conn {
 	struct ib_cqe probe_cqe;
 	struct delayed_work probe_timer;
 	bool inline_replies;
+	bool psn_known;
+	u32 req_psn;
+	u32 seen_psn;
 	atomic_t replies_out;
 	u8 *buf;
 	u64 dma;
@@ -242,20 +282,57 @@ int sacred_conn_post_send(struct sacred_conn *conn,
 	return ret;
 }
 
-/**
- * sacred_conn_rq_psn() - the next PSN a connection's QP expects to receive
- * @conn: the connection
- *
- * Return: the PSN, or -1 if the device does not say.
- */
-s64 sacred_conn_rq_psn(struct sacred_conn *conn)
+/* The next PSN @conn's QP expects to receive, or -1 if it does not say. */
+static s64 sacred_conn_rq_psn(struct sacred_conn *conn)
 {
 	struct ib_qp_init_attr init;
 	struct ib_qp_attr attr;
 
 	if (ib_query_qp(sacred_conn_qp(conn), &attr, IB_QP_RQ_PSN, &init))
 		return -1;
-	return attr.rq_psn;
+	return attr.rq_psn & SACRED_PSN_MASK;
+}
+
+/*
+ * Sample the rq_psn for the receives posted from now on (after a reply
+ * is posted: nothing waits for it). Any sample will do as their
+ * post_psn, the older the lower.
+ *
+ * Context: process context.
+ */
+static void sacred_conn_sample_psn(struct sacred_conn *conn)
+{
+	s64 psn = sacred_conn_rq_psn(conn);
+
+	if (psn >= 0)
+		WRITE_ONCE(conn->seen_psn, psn);
+}
+
+/**
+ * sacred_conn_raced() - did a fenced process's QP receive a packet sent
+ *	after its latest request?
+ * @conn: the connection, fenced (sacred_conn_fence_finish() returned):
+ *	its rq_psn no longer moves, and every receive of a request that
+ *	came before the fence has completed
+ *
+ * Every packet the process sent after its latest request has a PSN of
+ * at least the floor, conn->req_psn; one that was received (a write
+ * placed in part or whole, a read, an atomic, a request not yet run) has
+ * moved rq_psn past it. So every write the fence tore counts. It also
+ * counts when the floor lags: it is exact only if no other packet came
+ * between the sample a request's receive was posted with and the
+ * request. Also true when the QP's PSNs are not known.
+ *
+ * Return: true if rq_psn is not the floor.
+ */
+bool sacred_conn_raced(struct sacred_conn *conn)
+{
+	s64 psn;
+
+	if (!conn->psn_known)
+		return true;
+	psn = sacred_conn_rq_psn(conn);
+	return psn < 0 || psn != READ_ONCE(conn->req_psn);
 }
 
 /**
@@ -305,6 +382,7 @@ static int sacred_conn_post_recv(struct sacred_conn *conn, unsigned int i)
 	ib_dma_sync_single_for_device(sacred_conn_ibdev(conn),
 				      conn->dma + sacred_rx_off(i),
 				      SACRED_WIRE_MSG_MAX, DMA_FROM_DEVICE);
+	conn->slot[i].post_psn = READ_ONCE(conn->seen_psn);
 	return ib_post_recv(sacred_conn_qp(conn), &wr, NULL);
 }
 
@@ -340,6 +418,14 @@ static void sacred_conn_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 
+	/*
+	 * The request's PSN is at least the sample its receive was posted
+	 * with, and above the previous request's: the floor moves past it.
+	 * Completions of one CQ run one at a time, in order.
+	 */
+	WRITE_ONCE(conn->req_psn,
+		   (sacred_psn_max(slot->post_psn, conn->req_psn) + 1) &
+		   SACRED_PSN_MASK);
 	slot->len = wc->byte_len;
 	spin_lock_irqsave(&conn->lock, flags);
 	list_add_tail(&slot->list, &conn->pending);
@@ -631,9 +717,12 @@ static void sacred_conn_work(struct work_struct *work)
 		 * process is never overtaken by this reply, and a fence of
 		 * this connection is never overtaken by a post.
 		 */
-		if (sacred_conn_usable(conn) &&
-		    sacred_conn_post_reply(conn, slot))
-			sacred_conn_queue_release(conn);
+		if (sacred_conn_usable(conn)) {
+			if (sacred_conn_post_reply(conn, slot))
+				sacred_conn_queue_release(conn);
+			else
+				sacred_conn_sample_psn(conn);
+		}
 		mutex_unlock(&mem->lock);
 	}
 }
@@ -845,6 +934,27 @@ int sacred_conn_cm_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *event)
 	return 0;
 }
 
+/*
+ * The floor before any packet: the first PSN the QP will expect, which
+ * rdma_accept() sets when it moves the QP to RTR (rdma_init_qp_attr()
+ * says which, from the connect request). Without it every revoke of the
+ * process counts as raced.
+ */
+static void sacred_conn_init_psn(struct sacred_conn *conn)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RTR };
+	int mask = 0;
+
+	/* A request is one packet, even at the smallest MTU, 256 B. */
+	BUILD_BUG_ON(SACRED_WIRE_MSG_MAX > 256);
+	if (rdma_init_qp_attr(conn->cm_id, &attr, &mask) ||
+	    !(mask & IB_QP_RQ_PSN))
+		return;
+	conn->req_psn = attr.rq_psn & SACRED_PSN_MASK;
+	conn->seen_psn = conn->req_psn;
+	conn->psn_known = true;
+}
+
 static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
 					      struct rdma_cm_id *cm_id)
 {
@@ -920,6 +1030,7 @@ static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
 		conn->inline_replies = true;
 	}
 
+	sacred_conn_init_psn(conn);
 	for (i = 0; i < SACRED_CREDITS; i++) {
 		ret = sacred_conn_post_recv(conn, i);
 		if (ret)

@@ -381,15 +381,12 @@ void sacred_grant_free(struct sacred_grant *grant)
  * @fence: the loser's connection, to fence; NULL if none (or the
  *	requester's own)
  * @invalidated: the LOCAL_INV was posted and completed successfully
- * @psn: the fenced QP's next expected receive PSN before the revoke began,
- *	or -1
  */
 struct sacred_op {
 	struct sacred_wait w;
 	struct sacred_grant *grant;
 	struct sacred_conn *fence;
 	bool invalidated;
-	s64 psn;
 };
 
 /*
@@ -433,11 +430,8 @@ static int sacred_perm_settle(struct sacred_region *region,
 		op->fence = NULL;
 		sacred_wait_init(&op->w);
 		conn = sacred_peer_conn(grant->peer);
-		op->psn = -1;
-		if (conn && conn != via) {
+		if (conn && conn != via)
 			op->fence = conn;
-			op->psn = sacred_conn_rq_psn(conn);
-		}
 		/*
 		 * Behind an unanswered probe (peer.c) a LOCAL_INV would wait
 		 * for it: a fenced loser's MR is replaced instead.
@@ -476,18 +470,18 @@ static int sacred_perm_settle(struct sacred_region *region,
 	for (i = 0; i < n; i++) {
 		if (!ops[i].fence)
 			continue;
+		sacred_conn_fence_finish(ops[i].fence);
 		/*
-		 * Packets of the loser still arriving between the start of
-		 * its revoke and the end of its fence: a multi-packet write
-		 * among them may be torn (placed in part). The module cannot
-		 * see the bytes, only that it raced; it counts it.
+		 * A write the fence tore was sent after the loser's latest
+		 * request (RC order completes every earlier one before the
+		 * request is received); its first packet moved the QP's
+		 * rq_psn past a floor peer.c keeps. The module cannot see
+		 * the bytes: it counts every revoke in which that happened.
 		 */
-		if (ops[i].psn >= 0 &&
-		    sacred_conn_rq_psn(ops[i].fence) != ops[i].psn) {
+		if (sacred_conn_raced(ops[i].fence)) {
 			region->raced++;
 			ops[i].grant->peer->raced++;
 		}
-		sacred_conn_fence_finish(ops[i].fence);
 	}
 
 	for (i = 0; i < n; i++) {

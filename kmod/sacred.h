@@ -204,8 +204,9 @@ struct sacred_acl_entry {
  * @mr_pages: MR pages the region needs at @mr_page_size
  * @acl: &struct sacred_acl_entry by process id (under mem->lock)
  * @nr_acl: entries in @acl
- * @raced: revokes of a connected process whose packets were still arriving
- *	while it was revoked: a write among them may be torn
+ * @raced: revokes of a connected process whose QP had received a packet
+ *	sent after its latest request by the end of the fence
+ *	(sacred_conn_raced()): every revoke that tore a write, and more
  * @ballot: highest ballot granted on a fenced region (under mem->lock)
  * @tag: fixed at creation, sent in every reply about the region: tells
  *	processes one incarnation of a region id from another
@@ -247,7 +248,7 @@ struct sacred_conn;
  * @fences: times its connection was fenced
  * @connects: connections accepted
  * @last_counter: highest proof counter accepted (instances with a key)
- * @raced: its revokes that raced with its incoming packets
+ * @raced: its revokes counted in the region's @raced
  * @unrevoked: the device failed to deregister one of its MRs, whose key
  *	may still be valid: its connection was fenced, it is refused from
  *	then on, and @pd is never freed (the MR holds it)
@@ -357,7 +358,7 @@ int sacred_conn_cm_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *event);
 struct sacred_conn *sacred_peer_conn(struct sacred_peer *peer);
 bool sacred_conn_usable(struct sacred_conn *conn);
 bool sacred_conn_probing(struct sacred_conn *conn);
-s64 sacred_conn_rq_psn(struct sacred_conn *conn);
+bool sacred_conn_raced(struct sacred_conn *conn);
 int sacred_conn_post_send(struct sacred_conn *conn,
 			  const struct ib_send_wr *wr);
 struct sacred_peer *sacred_conn_peer(struct sacred_conn *conn);

@@ -224,8 +224,10 @@ int sacred_mem_list(struct sacred_ctrl *ctrl,
  * @policy: &enum sacred_policy
  * @epoch: permission epoch: bumped by every permission change
  * @nr_chunks: physically contiguous chunks the region is made of
- * @raced: revokes of a connected writer whose packets were still arriving:
- *	a multi-packet write among them may be torn (placed in part)
+ * @raced: revokes of a connected process whose QP had received a packet
+ *	sent after its latest request by the end of the fence: every revoke
+ *	that tore a multi-packet write (placed it in part), and some that
+ *	tore none
  * @tag: fixed at creation, told to processes on attach (see
  *	sacred_region_new_tagged())
  */
@@ -498,8 +500,9 @@ int sacred_perm_set(struct sacred_ctrl *ctrl, uint32_t mem_id,
  * @fences: times its connection was fenced by a revoke
  * @connects: connections it made
  * @mrs: MRs the instance holds for it (one per region it attached to)
- * @raced: its revokes during which its packets were still arriving (a
- *	multi-packet write among them may be torn)
+ * @raced: its revokes in which its QP had received a packet sent after
+ *	its latest request by the end of the fence (@raced of
+ *	&struct sacred_region_info, per process)
  */
 struct sacred_peer_info {
 	uint32_t mem_id;

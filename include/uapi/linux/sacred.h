@@ -155,10 +155,12 @@ enum sacred_cmd {
  *	the instance's master key (%SACRED_CMD_MEM_NEW, %SACRED_CMD_MEM_SET;
  *	empty in MEM_SET: no key). Never sent back.
  * @SACRED_ATTR_MEM_KEYED: u8, 1 when the instance has a key
- * @SACRED_ATTR_REGION_RACED: u64, revokes of a connected writer whose
- *	packets were still arriving while it was revoked: a multi-packet write
- *	among them may have been placed in part (torn). The module cannot see
- *	the bytes; it counts the races.
+ * @SACRED_ATTR_REGION_RACED: u64, revokes of a connected process whose
+ *	QP had received, by the end of its fence, a packet sent after the
+ *	process's latest request (or where the module cannot tell). Every
+ *	revoke that tore a multi-packet write (placed it in part) is among
+ *	them, and so are some that tore none: an upper bound. The module
+ *	cannot see the bytes.
  * @SACRED_ATTR_PEER_RACED: u64, the same, per process
  * @SACRED_ATTR_MEM_META_BYTES: u64, bytes of kernel memory sacred.ko
  *	holds for the instance besides its regions' memory: the instance,
