@@ -16,6 +16,8 @@
 # values or leaks (definite or indirect) in any test's process. Set
 # SACRED_VALGRIND="" to leave them out; without valgrind installed they
 # are one failing suite "valgrind".
+# valgrind.supp holds the only suppressions: valgrind's false reports on
+# libbpf's bpf() calls (sacred_consensus loads a program with libbpf).
 # Under valgrind, SACRED_CONN_TIMEOUT_MS stretches connection timeouts and
 # SACRED_TEST_SLOW=4 the protocol clocks the tests race (sacred_test.h).
 cd "$(dirname "$0")" || exit 1
@@ -28,6 +30,7 @@ valgrind_run() {
 	echo "# selftest: $1-valgrind"
 	t0=$(date +%s)
 	SACRED_CONN_TIMEOUT_MS=30000 SACRED_TEST_SLOW=4 valgrind -q --error-exitcode=99 \
+		--suppressions=valgrind.supp \
 		--leak-check=full --show-leak-kinds=definite,indirect \
 		--errors-for-leak-kinds=definite,indirect \
 		--log-file="$log" "./$1"

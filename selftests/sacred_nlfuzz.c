@@ -58,6 +58,13 @@
 #endif
 
 #define FZ_COUNT_DEFAULT	100000L
+/*
+ * The policies a well-formed REGION_NEW of the fuzzer names: the built-in
+ * ones, 0 .. SACRED_POLICY_BPF - 1. Policy bpf needs a program's file
+ * descriptor, which the fuzzer has none of (selftests/sacred_bpf covers
+ * it); a mutated policy byte still reaches every value.
+ */
+#define FZ_POLICIES		SACRED_POLICY_BPF
 #define FZ_TIMEOUT_MS_DEFAULT	1000
 /* sendto() runs the handler: this long inside it means the kernel hangs. */
 #define FZ_HANG_MS		20000
@@ -1500,7 +1507,7 @@ static void fz_valid(struct fz_worker *k, const struct fz_ctx *c)
 		       4096ULL * (1 + rnd(r, 8)));
 		if (chance(r, 70))
 			fz_u8(m, -1, SACRED_ATTR_REGION_POLICY,
-			      rnd(r, SACRED_POLICY_MAX + 1));
+			      rnd(r, FZ_POLICIES));
 		break;
 	case SACRED_CMD_REGION_DEL:
 		fz_init(m, k->nl->family, cmd, 0);
@@ -2550,7 +2557,7 @@ static void fz_populate(struct __test_metadata *_metadata, struct fz_ctx *c)
 	}
 	for (i = 0; i < FZ_DUMP_REGIONS; i++) {
 		fz_region_new_msg(k, mem0, UINT32_MAX, 4096,
-				  i % (SACRED_POLICY_MAX + 1));
+				  i % FZ_POLICIES);
 		ASSERT_EQ(0, fz_must(k, "REGION_NEW", NULL, NULL));
 	}
 }
@@ -2813,7 +2820,7 @@ static void *fz_conc_thread(void *arg)
 		case 4:
 			fz_region_new_msg(k, mem, reg,
 					  4096 * (1 + rnd(&k->rng, 4)),
-					  rnd(&k->rng, SACRED_POLICY_MAX + 1));
+					  rnd(&k->rng, FZ_POLICIES));
 			fz_conc_op(k, "REGION_NEW", ok_rnew, NULL, NULL);
 			break;
 		case 5:
