@@ -247,7 +247,7 @@ check-unit: unit
 # Cheap Quorum ones race clocks and take minutes under valgrind, so here
 # they run one at a time unless SACRED_VALGRIND_JOBS says otherwise:
 # Documentation/testing.rst).
-VALGRIND_SUITES := sacred_cq sacred_log sacred_kv sacred_conn sacred_neb \
+VALGRIND_SUITES := sacred_cheapq sacred_log sacred_kv sacred_conn sacred_neb \
 	sacred_rmem sacred_consensus sacred_prims sacred_io
 check-valgrind:
 	scripts/deps

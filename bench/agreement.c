@@ -17,7 +17,7 @@
  *                    the client into one entry (lib/log.c appends one
  *                    entry per call; packing is what sacred-kv could do):
  *                    a second log whose entries hold BATCH * 64 bytes
- *   Cheap Quorum     sacred_cq_propose() by three correct processes
+ *   Cheap Quorum     sacred_cheapq_propose() by three correct processes
  *                    (threads, each with its own connections, process id
  *                    and key; none is the process of the rows above),
  *                    the fast path: the leader's decision, and the time
@@ -26,7 +26,7 @@
  *                    thread spent inside sacred_bz_sign() and
  *                    sacred_bz_verify() during the call, and the rest
  *                    (see "Signature work" below). Each process warms
- *                    up before its clock starts (cq_warm()). The rest is
+ *                    up before its clock starts (cheapq_warm()). The rest is
  *                    measured twice: all three proposing at once, and
  *                    the followers starting 5 ms after the leader, so
  *                    that nothing of theirs shares the guest's two vCPUs
@@ -77,10 +77,10 @@
 /*
  * Signature work. The Makefile links this program with
  * -Wl,--wrap=sacred_bz_sign -Wl,--wrap=sacred_bz_verify: every call to
- * them from libsacred.a (lib/cq.c calls into lib/neb.c, another object)
+ * them from libsacred.a (lib/cheapq.c calls into lib/neb.c, another object)
  * comes through the wrappers below, which time the real function and add
  * the time to the calling thread's counter. A Cheap Quorum thread reads
- * its counter before and after sacred_cq_propose(): the difference is
+ * its counter before and after sacred_cheapq_propose(): the difference is
  * the time that call spent signing and verifying, measured per sample.
  */
 void __real_sacred_bz_sign(const struct sacred_bz_keys *keys,
@@ -104,7 +104,7 @@ static __thread long bz_calls;
 #define NR_PROCS	3
 #define PID(i)		(2001 + (i))
 /* Cheap Quorum's processes: a panic fences its leader, not PID(0). */
-#define CQ_PID(i)	(2011 + (i))
+#define CHEAPQ_PID(i)	(2011 + (i))
 #define PMP_BASE	1000
 #define DISK_BASE	3000
 #define LOG_REGION	10
@@ -118,12 +118,12 @@ static __thread long bz_calls;
 #define SNAP_STATE	65536	/* the application state's bytes, */
 #define SNAP_APPENDS	2048	/* appends timed, */
 #define SNAP_RESTORES	10	/* and reopenings of a follower timed */
-#define CQ_BASE		5000	/* CQ_REGIONS per Cheap Quorum instance */
+#define CHEAPQ_BASE		5000	/* CHEAPQ_REGIONS per Cheap Quorum instance */
 #define CMD_LEN		64
 #define BATCH_MAX	64
-#define CQ_VALUE_MAX	32
-#define CQ_STAGGER_US	5000	/* the followers' late start, 2nd row */
-#define CQ_WARM_READS	3	/* before each timed call: cq_warm() */
+#define CHEAPQ_VALUE_MAX	32
+#define CHEAPQ_STAGGER_US	5000	/* the followers' late start, 2nd row */
+#define CHEAPQ_WARM_READS	3	/* before each timed call: cheapq_warm() */
 #define WARM_OPS	2	/* untimed writes before each turn's rows */
 #define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
 #define MAXN		2000
@@ -229,7 +229,7 @@ static double decide(struct sacred_rmem *rm, int alg, uint32_t region)
 }
 
 /* A Cheap Quorum instance: the leader region and three per process. */
-#define CQ_REGIONS	(1 + 3 * NR_PROCS)
+#define CHEAPQ_REGIONS	(1 + 3 * NR_PROCS)
 
 /*
  * The three Cheap Quorum processes: threads, each with its own replicated
@@ -237,11 +237,11 @@ static double decide(struct sacred_rmem *rm, int alg, uint32_t region)
  * itself - as a process would, and as the PMP row opens its own - then
  * all propose at once; once all three returned, each closes its handle.
  */
-struct cq_proc {
+struct cheapq_proc {
 	unsigned int me;
 	struct sacred_rmem *rm;
 	struct sacred_bz_keys *keys;
-	struct sacred_cq *cq;
+	struct sacred_cheapq *cheapq;
 	uint32_t base;	/* this round's instance */
 	double start, end;
 	double bz;	/* of end - start, inside sign and verify */
@@ -251,14 +251,14 @@ struct cq_proc {
 	bool fast;
 };
 
-static struct cq_proc cqp[NR_PROCS];
-static pthread_barrier_t cq_go, cq_ready, cq_done, cq_closed;
-static int cq_rounds;
-static unsigned int cq_stagger_us;	/* followers start this much later */
-static int cq_slow;	/* decisions (of any process) off the fast path */
+static struct cheapq_proc cheapqp[NR_PROCS];
+static pthread_barrier_t cheapq_go, cheapq_ready, cheapq_done, cheapq_closed;
+static int cheapq_rounds;
+static unsigned int cheapq_stagger_us;	/* followers start this much later */
+static int cheapq_slow;	/* decisions (of any process) off the fast path */
 
 /*
- * CQ_WARM_READS untimed quorum reads of the instance's leader region
+ * CHEAPQ_WARM_READS untimed quorum reads of the instance's leader region
  * (every process may read it) after the barrier, so that the timed call
  * starts, as the PMP row's does, right after quorum operations of the
  * same thread: the main thread runs three of them back to back before
@@ -269,7 +269,7 @@ static int cq_slow;	/* decisions (of any process) off the fast path */
  * and the second after the barrier still 91 us (bench/README.md,
  * "Cheap Quorum's fast path").
  */
-static int cq_warm(struct cq_proc *p)
+static int cheapq_warm(struct cheapq_proc *p)
 {
 	static __thread uint8_t buf[NR_MEMS][8];
 	void *bufs[NR_MEMS];
@@ -278,61 +278,62 @@ static int cq_warm(struct cq_proc *p)
 
 	for (i = 0; i < NR_MEMS; i++)
 		bufs[i] = buf[i];
-	for (i = 0; i < CQ_WARM_READS && !ret; i++)
+	for (i = 0; i < CHEAPQ_WARM_READS && !ret; i++)
 		ret = sacred_rmem_read(p->rm, p->base, 0, bufs,
 				       sizeof(buf[0]), false, NULL);
 	return ret;
 }
 
-static void *cq_thread(void *arg)
+static void *cheapq_thread(void *arg)
 {
-	struct cq_proc *p = arg;
-	char in[CQ_VALUE_MAX], out[CQ_VALUE_MAX];
-	struct sacred_cq_stats st;
+	struct cheapq_proc *p = arg;
+	char in[CHEAPQ_VALUE_MAX], out[CHEAPQ_VALUE_MAX];
+	struct sacred_cheapq_stats st;
 	size_t len;
 	int r;
 
 	snprintf(in, sizeof(in), "value of P%u", p->me);
-	for (r = 0; r < cq_rounds; r++) {
-		struct sacred_cq_attr ca;
+	for (r = 0; r < cheapq_rounds; r++) {
+		struct sacred_cheapq_attr ca;
 		double bz0;
 		long calls0;
 
-		pthread_barrier_wait(&cq_go);
-		ca = (struct sacred_cq_attr){
+		pthread_barrier_wait(&cheapq_go);
+		ca = (struct sacred_cheapq_attr){
 			.rm = p->rm,
 			.keys = p->keys,
 			.base_region = p->base,
-			.leader_pid = CQ_PID(0),
-			.value_max = CQ_VALUE_MAX,
+			.leader_pid = CHEAPQ_PID(0),
+			.value_max = CHEAPQ_VALUE_MAX,
 			.timeout_ms = 5000,
 		};
-		p->what = "sacred_cq_open";
-		p->ret = sacred_cq_open(&ca, &p->cq);
-		pthread_barrier_wait(&cq_ready);
-		if (!p->ret && p->me && cq_stagger_us)
-			usleep(cq_stagger_us);
+		p->what = "sacred_cheapq_open";
+		p->ret = sacred_cheapq_open(&ca, &p->cheapq);
+		pthread_barrier_wait(&cheapq_ready);
+		if (!p->ret && p->me && cheapq_stagger_us)
+			usleep(cheapq_stagger_us);
 		if (!p->ret) {
 			p->what = "reading the leader region (warm-up)";
-			p->ret = cq_warm(p);
+			p->ret = cheapq_warm(p);
 		}
 		if (!p->ret) {
-			p->what = "sacred_cq_propose";
+			p->what = "sacred_cheapq_propose";
 			bz0 = bz_us;
 			calls0 = bz_calls;
 			p->start = now_us();
-			p->ret = sacred_cq_propose(p->cq, in, strlen(in) + 1,
-						   out, sizeof(out), &len);
+			p->ret = sacred_cheapq_propose(p->cheapq, in,
+						       strlen(in) + 1, out,
+						       sizeof(out), &len);
 			p->end = now_us();
 			p->bz = bz_us - bz0;
 			p->bz_calls = bz_calls - calls0;
-			sacred_cq_stats(p->cq, &st);
+			sacred_cheapq_stats(p->cheapq, &st);
 			p->fast = !p->ret && st.fast;
 		}
-		pthread_barrier_wait(&cq_done);
-		sacred_cq_close(p->cq);
-		p->cq = NULL;
-		pthread_barrier_wait(&cq_closed);
+		pthread_barrier_wait(&cheapq_done);
+		sacred_cheapq_close(p->cheapq);
+		p->cheapq = NULL;
+		pthread_barrier_wait(&cheapq_closed);
 	}
 	return NULL;
 }
@@ -343,14 +344,14 @@ static void *cq_thread(void *arg)
  * the time until all three decided. With @stagger_us the followers start
  * that much after the leader.
  */
-static double cq_decide(struct sacred_ctrl *ctrl,
+static double cheapq_decide(struct sacred_ctrl *ctrl,
 			const struct sacred_mem_info *mem, uint32_t base,
 			unsigned int stagger_us, double *bz, double *all)
 {
-	struct sacred_cq_attr ca = {
+	struct sacred_cheapq_attr ca = {
 		.base_region = base,
-		.leader_pid = CQ_PID(0),
-		.value_max = CQ_VALUE_MAX,
+		.leader_pid = CHEAPQ_PID(0),
+		.value_max = CHEAPQ_VALUE_MAX,
 	};
 	double first = 1e300, last = 0;
 	uint32_t ids[NR_MEMS];
@@ -359,49 +360,49 @@ static double cq_decide(struct sacred_ctrl *ctrl,
 
 	for (i = 0; i < NR_MEMS; i++)
 		ids[i] = mem[i].id;
-	ret = sacred_cq_setup(ctrl, ids, NR_MEMS, &ca, NR_PROCS);
+	ret = sacred_cheapq_setup(ctrl, ids, NR_MEMS, &ca, NR_PROCS);
 	if (ret)
-		die("sacred_cq_setup", ret);
+		die("sacred_cheapq_setup", ret);
 	for (i = 0; i < NR_PROCS; i++)
-		cqp[i].base = base;
-	cq_stagger_us = stagger_us;
-	pthread_barrier_wait(&cq_go);
-	pthread_barrier_wait(&cq_ready);
-	pthread_barrier_wait(&cq_done);
-	pthread_barrier_wait(&cq_closed);
+		cheapqp[i].base = base;
+	cheapq_stagger_us = stagger_us;
+	pthread_barrier_wait(&cheapq_go);
+	pthread_barrier_wait(&cheapq_ready);
+	pthread_barrier_wait(&cheapq_done);
+	pthread_barrier_wait(&cheapq_closed);
 	for (i = 0; i < NR_PROCS; i++) {
-		if (cqp[i].ret)
-			die(cqp[i].what, cqp[i].ret < 0 ? cqp[i].ret :
-			    -EPROTO);
-		if (!cqp[i].fast)
-			cq_slow++;
-		if (cqp[i].start < first)
-			first = cqp[i].start;
-		if (cqp[i].end > last)
-			last = cqp[i].end;
+		if (cheapqp[i].ret)
+			die(cheapqp[i].what,
+			    cheapqp[i].ret < 0 ? cheapqp[i].ret : -EPROTO);
+		if (!cheapqp[i].fast)
+			cheapq_slow++;
+		if (cheapqp[i].start < first)
+			first = cheapqp[i].start;
+		if (cheapqp[i].end > last)
+			last = cheapqp[i].end;
 	}
 	/* A fresh instance each time: give the memory back. */
 	for (i = 0; i < NR_MEMS; i++) {
 		unsigned int r;
 
-		for (r = 0; r < CQ_REGIONS; r++)
+		for (r = 0; r < CHEAPQ_REGIONS; r++)
 			sacred_region_del(ctrl, mem[i].id, base + r);
 	}
 	/*
 	 * The leader signs its value on every path: a fast decision with no
 	 * signature timed means the wrappers are not in the call path (the
-	 * link lost --wrap, or lib/cq.c signs some other way) - the split
+	 * link lost --wrap, or lib/cheapq.c signs some other way) - the split
 	 * would be a lie.
 	 */
-	if (cqp[0].fast && !cqp[0].bz_calls)
+	if (cheapqp[0].fast && !cheapqp[0].bz_calls)
 		die("no sacred_bz_sign/verify call of the leader was timed (link with --wrap)",
 		    -EPROTO);
-	*bz = cqp[0].bz;
+	*bz = cheapqp[0].bz;
 	*all = last - first;
-	return cqp[0].end - cqp[0].start;
+	return cheapqp[0].end - cheapqp[0].start;
 }
 
-static void cq_setup(const struct sacred_mem_info *mem, char *dir,
+static void cheapq_setup(const struct sacred_mem_info *mem, char *dir,
 		     int rounds, pthread_t *th)
 {
 	struct sacred_rmem_member m[NR_MEMS];
@@ -419,49 +420,49 @@ static void cq_setup(const struct sacred_mem_info *mem, char *dir,
 		m[i] = (struct sacred_rmem_member){
 			.addr = (struct sockaddr *)&mem[i].addr,
 		};
-	cq_rounds = rounds;
-	pthread_barrier_init(&cq_go, NULL, NR_PROCS + 1);
-	pthread_barrier_init(&cq_ready, NULL, NR_PROCS + 1);
-	pthread_barrier_init(&cq_done, NULL, NR_PROCS + 1);
-	pthread_barrier_init(&cq_closed, NULL, NR_PROCS + 1);
+	cheapq_rounds = rounds;
+	pthread_barrier_init(&cheapq_go, NULL, NR_PROCS + 1);
+	pthread_barrier_init(&cheapq_ready, NULL, NR_PROCS + 1);
+	pthread_barrier_init(&cheapq_done, NULL, NR_PROCS + 1);
+	pthread_barrier_init(&cheapq_closed, NULL, NR_PROCS + 1);
 	for (i = 0; i < NR_PROCS; i++) {
 		struct sacred_rmem_attr ra = {
-			.process_id = CQ_PID(i),
+			.process_id = CHEAPQ_PID(i),
 			.nr_mems = NR_MEMS,
 			.mems = m,
 			.max_io = 4096,
 		};
 
-		cqp[i].me = i;
-		ret = sacred_bz_keys_load(dir, NR_PROCS, i, &cqp[i].keys);
+		cheapqp[i].me = i;
+		ret = sacred_bz_keys_load(dir, NR_PROCS, i, &cheapqp[i].keys);
 		if (ret)
 			die("sacred_bz_keys_load", ret);
-		ret = sacred_rmem_create(&ra, &cqp[i].rm);
+		ret = sacred_rmem_create(&ra, &cheapqp[i].rm);
 		if (ret)
 			die("sacred_rmem_create", ret);
-		pthread_create(&th[i], NULL, cq_thread, &cqp[i]);
+		pthread_create(&th[i], NULL, cheapq_thread, &cheapqp[i]);
 	}
 }
 
-static void cq_teardown(const char *dir, pthread_t *th)
+static void cheapq_teardown(const char *dir, pthread_t *th)
 {
 	char path[128];
 	unsigned int i;
 
 	for (i = 0; i < NR_PROCS; i++) {
 		pthread_join(th[i], NULL);
-		sacred_rmem_destroy(cqp[i].rm);
-		sacred_bz_keys_free(cqp[i].keys);
+		sacred_rmem_destroy(cheapqp[i].rm);
+		sacred_bz_keys_free(cheapqp[i].keys);
 		snprintf(path, sizeof(path), "%s/ed25519-%u.key", dir, i);
 		unlink(path);
 		snprintf(path, sizeof(path), "%s/ed25519-%u.pub", dir, i);
 		unlink(path);
 	}
 	rmdir(dir);
-	pthread_barrier_destroy(&cq_go);
-	pthread_barrier_destroy(&cq_ready);
-	pthread_barrier_destroy(&cq_done);
-	pthread_barrier_destroy(&cq_closed);
+	pthread_barrier_destroy(&cheapq_go);
+	pthread_barrier_destroy(&cheapq_ready);
+	pthread_barrier_destroy(&cheapq_done);
+	pthread_barrier_destroy(&cheapq_closed);
 }
 
 /* Ed25519 alone: sign and verify a 64-byte message, @n times each. */
@@ -474,12 +475,12 @@ static void bench_ed25519(int n, double *sign, double *verify)
 	for (i = 0; i < n + 10; i++) {
 		double t0 = now_us();
 
-		sacred_bz_sign(cqp[0].keys, "sacred-bench", msg, sizeof(msg),
+		sacred_bz_sign(cheapqp[0].keys, "sacred-bench", msg, sizeof(msg),
 			       sig);
 		if (i >= 10)
 			sign[i - 10] = now_us() - t0;
 		t0 = now_us();
-		if (!sacred_bz_verify(cqp[1].keys, 0, "sacred-bench", msg,
+		if (!sacred_bz_verify(cheapqp[1].keys, 0, "sacred-bench", msg,
 				      sizeof(msg), sig))
 			die("sacred_bz_verify", -EPROTO);
 		if (i >= 10)
@@ -618,10 +619,10 @@ struct tput {
 int main(int argc, char **argv)
 {
 	static double raw[MAXN], quorum[MAXN], qcell[MAXN], pmp[MAXN],
-		      disk[MAXN], app[MAXN], bapp[MAXN], cql[MAXN], cqa[MAXN],
-		      cqbz[MAXN], cqrest[MAXN], cqsrest[MAXN], sign[MAXN],
-		      verify[MAXN], sapp[SNAP_APPENDS], ssnap[SNAP_APPENDS],
-		      srest[SNAP_RESTORES];
+		disk[MAXN], app[MAXN], bapp[MAXN], cheapq_lat[MAXN],
+		cheapq_attr[MAXN], cheapq_bz[MAXN], cheapq_rest[MAXN],
+		cheapq_srest[MAXN], sign[MAXN], verify[MAXN],
+		sapp[SNAP_APPENDS], ssnap[SNAP_APPENDS], srest[SNAP_RESTORES];
 	static uint8_t cell[80];
 	static char batch[BATCH_MAX * CMD_LEN];
 	struct sacred_rmem_member m[NR_MEMS];
@@ -646,9 +647,9 @@ int main(int argc, char **argv)
 	struct sacred_rmem *rm;
 	struct sacred_log *log, *blog;
 	struct sacred_conn *c0;
-	struct stats s_raw, s_q, s_qc, s_pmp, s_disk, s_app, s_bapp, s_cql,
-		     s_cqa, s_cqbz, s_cqrest, s_cqsrest, s_sign, s_verify,
-		     s_sapp, s_ssnap, s_srest;
+	struct stats s_raw, s_q, s_qc, s_pmp, s_disk, s_app, s_bapp,
+		s_cheapq_lat, s_cheapq_attr, s_cheapq_bz, s_cheapq_rest,
+		s_cheapq_srest, s_sign, s_verify, s_sapp, s_ssnap, s_srest;
 	struct tput tp[4] = {
 		{ .what = "8 B write, one memory (raw write ops/s)" },
 		{ .what = "8 B quorum write (2 of 3)" },
@@ -745,7 +746,7 @@ int main(int argc, char **argv)
 	if (ret)
 		die("sacred_log_open", ret);
 	c0 = sacred_rmem_conn(rm, 0);
-	cq_setup(mem, keydir, 2 * n + 1, th);
+	cheapq_setup(mem, keydir, 2 * n + 1, th);
 	for (i = 0; i < k; i++)
 		snprintf(batch + i * CMD_LEN, CMD_LEN, "command %d", i);
 
@@ -756,8 +757,8 @@ int main(int argc, char **argv)
 	sacred_log_propose(blog, batch, k * CMD_LEN, NULL);
 	used++;
 	bused++;
-	cq_decide(ctrl, mem, CQ_BASE + CQ_REGIONS * 2 * n, 0, &cqbz[0],
-		  &cqa[0]);
+	cheapq_decide(ctrl, mem, CHEAPQ_BASE + CHEAPQ_REGIONS * 2 * n, 0,
+		      &cheapq_bz[0], &cheapq_attr[0]);
 	bench_ed25519(n, sign, verify);
 
 	for (i = 0; i < n; i++) {
@@ -826,12 +827,14 @@ int main(int argc, char **argv)
 			die("sacred_log_propose (batched)", ret);
 		bused++;
 
-		cql[i] = cq_decide(ctrl, mem, CQ_BASE + CQ_REGIONS * 2 * i, 0,
-				   &cqbz[i], &cqa[i]);
-		cqrest[i] = cql[i] - cqbz[i];
-		t = cq_decide(ctrl, mem, CQ_BASE + CQ_REGIONS * (2 * i + 1),
-			      CQ_STAGGER_US, &bz, &all);
-		cqsrest[i] = t - bz;
+		cheapq_lat[i] = cheapq_decide(
+			ctrl, mem, CHEAPQ_BASE + CHEAPQ_REGIONS * 2 * i, 0,
+			&cheapq_bz[i], &cheapq_attr[i]);
+		cheapq_rest[i] = cheapq_lat[i] - cheapq_bz[i];
+		t = cheapq_decide(ctrl, mem,
+				  CHEAPQ_BASE + CHEAPQ_REGIONS * (2 * i + 1),
+				  CHEAPQ_STAGGER_US, &bz, &all);
+		cheapq_srest[i] = t - bz;
 	}
 
 	/*
@@ -896,11 +899,11 @@ int main(int argc, char **argv)
 	s_disk = summarize(disk, n);
 	s_app = summarize(app, n);
 	s_bapp = summarize(bapp, n);
-	s_cql = summarize(cql, n);
-	s_cqa = summarize(cqa, n);
-	s_cqbz = summarize(cqbz, n);
-	s_cqrest = summarize(cqrest, n);
-	s_cqsrest = summarize(cqsrest, n);
+	s_cheapq_lat = summarize(cheapq_lat, n);
+	s_cheapq_attr = summarize(cheapq_attr, n);
+	s_cheapq_bz = summarize(cheapq_bz, n);
+	s_cheapq_rest = summarize(cheapq_rest, n);
+	s_cheapq_srest = summarize(cheapq_srest, n);
 	s_sign = summarize(sign, n);
 	s_verify = summarize(verify, n);
 	s_sapp = summarize(sapp, SNAP_APPENDS);
@@ -916,17 +919,17 @@ int main(int argc, char **argv)
 	stats_row("log append (stable leader)", s_app);
 	printf("| log append, %d x %d B commands packed in one entry (client-side batching) | %.1f | %.1f | %.1f | %d |\n",
 	       k, CMD_LEN, s_bapp.min, s_bapp.med, s_bapp.p99, s_bapp.n);
-	stats_row("Cheap Quorum fast path, leader's decision", s_cql);
+	stats_row("Cheap Quorum fast path, leader's decision", s_cheapq_lat);
 	stats_row("Cheap Quorum fast path, leader's decision: its own signing and verifying (time inside sacred_bz_sign/verify)",
-	    s_cqbz);
+	    s_cheapq_bz);
 	stats_row("Cheap Quorum fast path, leader's decision minus its own signing and verifying (per sample)",
-	    s_cqrest);
+	    s_cheapq_rest);
 	stats_row("Cheap Quorum fast path, leader's decision minus its own signing and verifying, the followers starting 5 ms later (per sample)",
-	    s_cqsrest);
-	stats_row("Cheap Quorum fast path, until all three decided", s_cqa);
-	if (cq_slow)
+	    s_cheapq_srest);
+	stats_row("Cheap Quorum fast path, until all three decided", s_cheapq_attr);
+	if (cheapq_slow)
 		printf("| Cheap Quorum: process decisions off the fast path (panic, backup) | %d of %d | - | - | - |\n",
-		       cq_slow, NR_PROCS * (2 * n + 1));
+		       cheapq_slow, NR_PROCS * (2 * n + 1));
 	stats_row("Ed25519 sign, 64 B (sacred_bz_sign)", s_sign);
 	stats_row("Ed25519 verify, 64 B (sacred_bz_verify)", s_verify);
 
@@ -968,11 +971,11 @@ int main(int argc, char **argv)
 	printf("| Disk Paxos / PMP | %.2f | >= 1.7 |\n",
 	       s_disk.med / s_pmp.med);
 	printf("| Cheap Quorum leader / PMP | %.2f | <= 1.5 |\n",
-	       s_cql.med / s_pmp.med);
+	       s_cheapq_lat.med / s_pmp.med);
 	printf("| Cheap Quorum leader excluding its own signing and verifying (their time subtracted per sample) / PMP | %.2f | <= 1.5 |\n",
-	       s_cqrest.med / s_pmp.med);
+	       s_cheapq_rest.med / s_pmp.med);
 	printf("| Cheap Quorum leader alone (the followers start 5 ms later), excluding its own signing and verifying / PMP | %.2f | - |\n",
-	       s_cqsrest.med / s_pmp.med);
+	       s_cheapq_srest.med / s_pmp.med);
 	printf("| batched commands/s / unbatched appends/s | %.2f | - |\n",
 	       tp[3].us > 0 && tp[2].ops ?
 	       (tp[3].ops / tp[3].us) / (tp[2].ops / tp[2].us) : 0.0);
@@ -981,7 +984,7 @@ int main(int argc, char **argv)
 	       (tp[2].ops / tp[2].us) / (tp[0].ops / tp[0].us) : 0.0);
 	printf("\nRun: %.0f s in the guest.\n", (now_us() - t_start) / 1e6);
 
-	cq_teardown(keydir, th);
+	cheapq_teardown(keydir, th);
 	sacred_log_close(log);
 	sacred_log_close(blog);
 	sacred_rmem_destroy(rm);

@@ -46,15 +46,15 @@ static void die(const char *what, int ret)
 /* The instance's 1 + 3N regions at @base on every memory. */
 static void regions(uint32_t base)
 {
-	struct sacred_cq_attr ca = {
+	struct sacred_cheapq_attr ca = {
 		.base_region = base,
 		.leader_pid = PID(0),
 		.value_max = VALUE_MAX,
 	};
-	int ret = sacred_cq_setup(ctrl, mem_ids, N, &ca, N);
+	int ret = sacred_cheapq_setup(ctrl, mem_ids, N, &ca, N);
 
 	if (ret)
-		die("sacred_cq_setup", ret);
+		die("sacred_cheapq_setup", ret);
 }
 
 static void regions_del(uint32_t base)
@@ -70,13 +70,13 @@ static void regions_del(uint32_t base)
 struct proc {
 	int me;
 	struct sacred_rmem *rm;
-	struct sacred_cq *cq;
+	struct sacred_cheapq *cheapq;
 	char in[VALUE_MAX];
 	char out[VALUE_MAX + 1];
 	int ret;
 	int help;
 	unsigned int delay_ms;
-	struct sacred_cq_stats st;
+	struct sacred_cheapq_stats st;
 };
 
 static void proc_open(struct proc *p, int me, uint32_t base)
@@ -87,7 +87,7 @@ static void proc_open(struct proc *p, int me, uint32_t base)
 		.nr_mems = N,
 		.mems = m,
 	};
-	struct sacred_cq_attr ca = {
+	struct sacred_cheapq_attr ca = {
 		.keys = keys[me],
 		.base_region = base,
 		.leader_pid = PID(0),
@@ -105,15 +105,15 @@ static void proc_open(struct proc *p, int me, uint32_t base)
 	if (ret)
 		die("connecting", ret);
 	ca.rm = p->rm;
-	ret = sacred_cq_open(&ca, &p->cq);
+	ret = sacred_cheapq_open(&ca, &p->cheapq);
 	if (ret)
-		die("sacred_cq_open", ret);
+		die("sacred_cheapq_open", ret);
 	snprintf(p->in, sizeof(p->in), "the value of P%d", me);
 }
 
 static void proc_close(struct proc *p)
 {
-	sacred_cq_close(p->cq);
+	sacred_cheapq_close(p->cheapq);
 	sacred_rmem_destroy(p->rm);
 }
 
@@ -124,12 +124,12 @@ static void *propose(void *arg)
 
 	if (p->delay_ms)
 		usleep(p->delay_ms * 1000);
-	p->ret = sacred_cq_propose(p->cq, p->in, strlen(p->in) + 1, p->out,
-				   VALUE_MAX, &len);
+	p->ret = sacred_cheapq_propose(p->cheapq, p->in, strlen(p->in) + 1,
+				       p->out, VALUE_MAX, &len);
 	p->out[len <= VALUE_MAX ? len : VALUE_MAX] = '\0';
-	sacred_cq_stats(p->cq, &p->st);
+	sacred_cheapq_stats(p->cheapq, &p->st);
 	/* the others may need us for a quorum */
-	p->help = p->ret ? p->ret : sacred_cq_help(p->cq, 1000);
+	p->help = p->ret ? p->ret : sacred_cheapq_help(p->cheapq, 1000);
 	return NULL;
 }
 
@@ -137,15 +137,15 @@ static void *help(void *arg)
 {
 	struct proc *p = arg;
 
-	p->help = sacred_cq_help(p->cq, 1000);
+	p->help = sacred_cheapq_help(p->cheapq, 1000);
 	return NULL;
 }
 
 static const char *const carried[] = {
-	[SACRED_CQ_CARRY_INPUT] = "its own input",
-	[SACRED_CQ_CARRY_LEADER] = "the leader's value",
-	[SACRED_CQ_CARRY_COPY] = "its copy of the leader's value",
-	[SACRED_CQ_CARRY_CERTIFIED] = "a unanimity certificate",
+	[SACRED_CHEAPQ_CARRY_INPUT] = "its own input",
+	[SACRED_CHEAPQ_CARRY_LEADER] = "the leader's value",
+	[SACRED_CHEAPQ_CARRY_COPY] = "its copy of the leader's value",
+	[SACRED_CHEAPQ_CARRY_CERTIFIED] = "a unanimity certificate",
 };
 
 static void report(const struct proc *p)
@@ -238,18 +238,18 @@ int main(int argc, char **argv)
 	regions(70);
 	for (i = 0; i < N; i++)
 		proc_open(&p[i], i, 70);
-	ret = sacred_cq_lead_value(p[0].cq, "red", 4);
+	ret = sacred_cheapq_lead_value(p[0].cheapq, "red", 4);
 	printf("  P0 writes \"red\" into the leader region: %s\n",
 	       ret ? strerror(-ret) : "ok");
 	pthread_create(&th[1], NULL, propose, &p[1]);
 	usleep(150000);
-	ret = sacred_cq_lead_value(p[0].cq, "blue", 5);
+	ret = sacred_cheapq_lead_value(p[0].cheapq, "blue", 5);
 	printf("  P0 writes \"blue\" over it: %s\n", ret ? strerror(-ret) : "ok");
 	propose(&p[2]);
 	pthread_join(th[1], NULL);
 	report(&p[1]);
 	report(&p[2]);
-	ret = sacred_cq_lead_value(p[0].cq, "green", 6);
+	ret = sacred_cheapq_lead_value(p[0].cheapq, "green", 6);
 	printf("  P0 tries to write \"green\": %s (the memories refuse it)\n",
 	       ret ? strerror(-ret) : "accepted?!");
 	sacred_rmem_revive(p[0].rm);
@@ -265,22 +265,25 @@ int main(int argc, char **argv)
 	regions(80);
 	for (i = 0; i < N; i++)
 		proc_open(&p[i], i, 80);
-	sacred_cq_lead_value(p[0].cq, "red", 4);
-	sacred_cq_misbehave(p[2].cq, SACRED_CQ_STALL_AFTER_COPY, NULL, 0);
+	sacred_cheapq_lead_value(p[0].cheapq, "red", 4);
+	sacred_cheapq_misbehave(p[2].cheapq, SACRED_CHEAPQ_STALL_AFTER_COPY,
+				NULL, 0);
 	{
 		size_t len;
 
-		ret = sacred_cq_propose(p[2].cq, p[2].in,
-					strlen(p[2].in) + 1, p[2].out,
-					VALUE_MAX, &len);
+		ret = sacred_cheapq_propose(p[2].cheapq, p[2].in,
+					    strlen(p[2].in) + 1, p[2].out,
+					    VALUE_MAX, &len);
 	}
 	printf("  P2 copies \"red\" and stalls: %s\n",
 	       ret == -EINPROGRESS ? "ok" : strerror(-ret));
 	propose(&p[1]);
 	report(&p[1]);
-	sacred_cq_lead_value(p[0].cq, "blue", 5);
-	sacred_cq_misbehave(p[0].cq, SACRED_CQ_BAD_CARRY, "blue", 5);
-	sacred_cq_misbehave(p[0].cq, SACRED_CQ_BAD_PROPOSE, "blue", 5);
+	sacred_cheapq_lead_value(p[0].cheapq, "blue", 5);
+	sacred_cheapq_misbehave(p[0].cheapq, SACRED_CHEAPQ_BAD_CARRY, "blue",
+				5);
+	sacred_cheapq_misbehave(p[0].cheapq, SACRED_CHEAPQ_BAD_PROPOSE, "blue",
+				5);
 	printf("  P0 writes a signed \"blue\" over its value and will argue for it in the backup\n");
 	p[0].delay_ms = 300;
 	pthread_create(&th[0], NULL, propose, &p[0]);

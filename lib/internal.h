@@ -87,7 +87,7 @@ static inline int sacred_cell_tally_good(const struct sacred_cell_tally *t,
 /*
  * As sacred_slots_read(), from every memory that answers, and whether all
  * of them did (lib/slots.c): for a writer that must know it never wrote
- * a slot, not just that no quorum holds a write (lib/cq.c's leader).
+ * a slot, not just that no quorum holds a write (lib/cheapq.c's leader).
  */
 int sacred_slots_read_every(struct sacred_slots *s, unsigned int slot,
 			    void *data, size_t max,
@@ -160,7 +160,7 @@ int sacred_conn_forget(struct sacred_conn *conn, uint32_t region_id,
 /*
  * lib/rmem.c: the one tag regions @first .. @first + @count - 1 were
  * made with (sacred_rmem_region_tag()), for an agreement that binds its
- * signatures to one incarnation of its regions (lib/cq.c, lib/neb.c).
+ * signatures to one incarnation of its regions (lib/cheapq.c, lib/neb.c).
  * -EPROTO if a region's memories disagree or two regions' tags differ,
  * -ENOENT if one is attached nowhere.
  */

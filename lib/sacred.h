@@ -14,7 +14,7 @@
  *   agreement      Protected Memory Paxos and Disk Paxos (lib/pmp.c), the
  *                  replicated log with fail-over (lib/log.c)
  *   Byzantine      Ed25519 keys, non-equivocating broadcast (lib/neb.c),
- *                  Cheap Quorum with its robust backup (lib/cq.c)
+ *                  Cheap Quorum with its robust backup (lib/cheapq.c)
  *
  * Handles are opaque; every call returns 0 or a negative errno. When the
  * kernel attached an extended-ack message to an error,
@@ -1683,23 +1683,23 @@ int sacred_neb_misbehave(struct sacred_neb *n, int how, uint64_t k,
 			 unsigned int arg, const void *msg, size_t len);
 
 /*
- * Byzantine consensus (lib/cq.c): Cheap Quorum's fast path - the leader
+ * Byzantine consensus (lib/cheapq.c): Cheap Quorum's fast path - the leader
  * decides in one round trip when all processes are correct, the others a
  * few later - its panic, which revokes the leader's write permission for
  * good (revoke-only policy), and the robust backup, Paxos over
  * non-equivocating broadcast. n >= 2f + 1.
  */
 
-struct sacred_cq;
+struct sacred_cheapq;
 struct sacred_ctrl;
 
 /**
- * struct sacred_cq_attr - a Byzantine consensus instance
+ * struct sacred_cheapq_attr - a Byzantine consensus instance
  * @rm: the replicated memory; must outlive the instance
  * @keys: the processes' keys (keys->nr_procs processes; process 0 leads
  *	the fast path)
  * @base_region: the first of the instance's 1 + 3n regions (layout in
- *	lib/cq.c; sacred_cq_setup() creates them)
+ *	lib/cheapq.c; sacred_cheapq_setup() creates them)
  * @leader_pid: the leader's process id; process i's is @leader_pid + i
  *	unless @pids is set
  * @value_max: the largest value
@@ -1709,12 +1709,12 @@ struct sacred_ctrl;
  * @rounds: backup rounds at most; 0 means 8, at most 64
  * @round_ms: how long each step of backup round r waits, times r + 1;
  *	0 means @timeout_ms
- * @tag: sacred_cq_setup(): the tag to make the regions with, or 0 for a
+ * @tag: sacred_cheapq_setup(): the tag to make the regions with, or 0 for a
  *	random one (several hosts setting up one instance: the same
- *	non-zero tag on each); sacred_cq_open(): 0, or the tag the regions
+ *	non-zero tag on each); sacred_cheapq_open(): 0, or the tag the regions
  *	must have
  */
-struct sacred_cq_attr {
+struct sacred_cheapq_attr {
 	struct sacred_rmem *rm;
 	const struct sacred_bz_keys *keys;
 	uint32_t base_region;
@@ -1727,24 +1727,24 @@ struct sacred_cq_attr {
 	uint64_t tag;
 };
 
-/* struct sacred_cq_stats.carried: what a panic carried into the backup */
-#define SACRED_CQ_CARRY_INPUT		1	/* its own input */
-#define SACRED_CQ_CARRY_LEADER		2	/* the leader's signed value */
-#define SACRED_CQ_CARRY_COPY		3	/* its copy of it */
-#define SACRED_CQ_CARRY_CERTIFIED	4	/* a unanimity certificate */
+/* struct sacred_cheapq_stats.carried: what a panic carried into the backup */
+#define SACRED_CHEAPQ_CARRY_INPUT	1	/* its own input */
+#define SACRED_CHEAPQ_CARRY_LEADER	2	/* the leader's signed value */
+#define SACRED_CHEAPQ_CARRY_COPY	3	/* its copy of it */
+#define SACRED_CHEAPQ_CARRY_CERTIFIED	4	/* a unanimity certificate */
 
 /**
- * struct sacred_cq_stats - what a sacred_cq_propose() took
+ * struct sacred_cheapq_stats - what a sacred_cheapq_propose() took
  * @round_trips: quorum operations of the fast path and the panic
  *	(reads, writes, changePermissions)
  * @fast: decided on the fast path
  * @panicked: panicked (and decided in the backup)
- * @carried: SACRED_CQ_CARRY_*, after a panic
+ * @carried: SACRED_CHEAPQ_CARRY_*, after a panic
  * @backup_rounds: backup rounds this process took part in
  * @faulty: processes the backup caught sending invalid messages (bit i:
  *	process i), ignored from then on
  */
-struct sacred_cq_stats {
+struct sacred_cheapq_stats {
 	unsigned int round_trips;
 	bool fast;
 	bool panicked;
@@ -1754,71 +1754,117 @@ struct sacred_cq_stats {
 };
 
 /**
- * sacred_cq_setup() - create an instance's regions on memory instances,
+ * sacred_cheapq_setup() - create an instance's regions on memory instances,
  * with their policies and ACLs (as admin)
  */
-int sacred_cq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
-		    unsigned int nr_mems, const struct sacred_cq_attr *attr,
-		    unsigned int nr_procs);
+int sacred_cheapq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
+			unsigned int nr_mems,
+			const struct sacred_cheapq_attr *attr,
+			unsigned int nr_procs);
 
-/** sacred_cq_open() - join an instance */
-int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cq);
+/** sacred_cheapq_open() - join an instance */
+int sacred_cheapq_open(const struct sacred_cheapq_attr *attr,
+		       struct sacred_cheapq **cheapq);
 
-/** sacred_cq_close() - free @cq; NULL is ok */
-void sacred_cq_close(struct sacred_cq *cq);
+/** sacred_cheapq_close() - free @cheapq; NULL is ok */
+void sacred_cheapq_close(struct sacred_cheapq *cheapq);
 
 /**
- * sacred_cq_propose() - propose @v and decide: on the fast path, or after
+ * sacred_cheapq_propose() - propose @v and decide: on the fast path, or after
  * a panic in the robust backup
  *
  * Return: 0 with the decision in @out; a negative errno.
  */
-int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
-		      void *out, size_t max, size_t *out_len);
+int sacred_cheapq_propose(struct sacred_cheapq *cheapq, const void *v,
+			  size_t len, void *out, size_t max, size_t *out_len);
 
 /**
- * sacred_cq_help() - after deciding, serve the backup until every process
+ * sacred_cheapq_help() - after deciding, serve the backup until every process
  * is done or @timeout_ms passed
  */
-int sacred_cq_help(struct sacred_cq *cq, int timeout_ms);
+int sacred_cheapq_help(struct sacred_cheapq *cheapq, int timeout_ms);
 
 /**
- * sacred_cq_lead_value() - the leader writes a signed @v outside the
+ * sacred_cheapq_lead_value() - the leader writes a signed @v outside the
  * protocol: test harness for an equivocating leader
  */
-int sacred_cq_lead_value(struct sacred_cq *cq, const void *v, size_t len);
+int sacred_cheapq_lead_value(struct sacred_cheapq *cheapq, const void *v,
+			     size_t len);
 
 /**
- * enum sacred_cq_misbehave - what sacred_cq_misbehave() does
- * @SACRED_CQ_BAD_COPY: a follower writes a copy of a chosen value with a
+ * enum sacred_cheapq_misbehave - what sacred_cheapq_misbehave() does
+ * @SACRED_CHEAPQ_BAD_COPY: a follower writes a copy of a chosen value with a
  *	made-up leader signature
- * @SACRED_CQ_BAD_CARRY: carry a chosen value, with no proof, into the
+ * @SACRED_CHEAPQ_BAD_CARRY: carry a chosen value, with no proof, into the
  *	backup
- * @SACRED_CQ_BAD_PROPOSE: as backup leader, propose a chosen value
- * @SACRED_CQ_STALL_AFTER_COPY: be slow, not faulty: the next propose
+ * @SACRED_CHEAPQ_BAD_PROPOSE: as backup leader, propose a chosen value
+ * @SACRED_CHEAPQ_STALL_AFTER_COPY: be slow, not faulty: the next propose
  *	returns -EINPROGRESS right after its copy, the one after resumes
- * @SACRED_CQ_GARBAGE_COPY: a follower writes chosen bytes as its copy
- * @SACRED_CQ_REPLAY_COPY: a follower writes another follower's signed
+ * @SACRED_CHEAPQ_GARBAGE_COPY: a follower writes chosen bytes as its copy
+ * @SACRED_CHEAPQ_REPLAY_COPY: a follower writes another follower's signed
  *	copy as its own
- * @SACRED_CQ_FORGED_CARRY: carry a chosen value into the backup as if the
+ * @SACRED_CHEAPQ_FORGED_CARRY: carry a chosen value into the backup as if the
  *	leader had signed it (a made-up signature)
  */
-enum sacred_cq_misbehave {
-	SACRED_CQ_BAD_COPY = 1,
-	SACRED_CQ_BAD_CARRY,
-	SACRED_CQ_BAD_PROPOSE,
-	SACRED_CQ_STALL_AFTER_COPY,
-	SACRED_CQ_GARBAGE_COPY,
-	SACRED_CQ_REPLAY_COPY,
-	SACRED_CQ_FORGED_CARRY,
+enum sacred_cheapq_misbehave {
+	SACRED_CHEAPQ_BAD_COPY = 1,
+	SACRED_CHEAPQ_BAD_CARRY,
+	SACRED_CHEAPQ_BAD_PROPOSE,
+	SACRED_CHEAPQ_STALL_AFTER_COPY,
+	SACRED_CHEAPQ_GARBAGE_COPY,
+	SACRED_CHEAPQ_REPLAY_COPY,
+	SACRED_CHEAPQ_FORGED_CARRY,
 };
 
-/** sacred_cq_misbehave() - act Byzantine: for test harnesses only */
-int sacred_cq_misbehave(struct sacred_cq *cq, int how, const void *v,
-			size_t len);
+/** sacred_cheapq_misbehave() - act Byzantine: for test harnesses only */
+int sacred_cheapq_misbehave(struct sacred_cheapq *cheapq, int how,
+			    const void *v, size_t len);
 
-/** sacred_cq_stats() - counters of the last sacred_cq_propose() */
-void sacred_cq_stats(const struct sacred_cq *cq, struct sacred_cq_stats *st);
+/** sacred_cheapq_stats() - counters of the last sacred_cheapq_propose() */
+void sacred_cheapq_stats(const struct sacred_cheapq *cheapq,
+			 struct sacred_cheapq_stats *st);
+
+/*
+ * Old names. Cheap Quorum was called "cq" before LIBSACRED_0.3, a name the
+ * tree also uses for completion queues. The old functions stay exported
+ * (same types, same behaviour) and the old names of types and constants
+ * stay defined until 1.0; new code uses the sacred_cheapq_ names. Define
+ * SACRED_NO_OLD_NAMES to get only the new ones.
+ */
+int sacred_cq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
+		    unsigned int nr_mems, const struct sacred_cheapq_attr *attr,
+		    unsigned int nr_procs);
+int sacred_cq_open(const struct sacred_cheapq_attr *attr,
+		   struct sacred_cheapq **cheapq);
+void sacred_cq_close(struct sacred_cheapq *cheapq);
+int sacred_cq_propose(struct sacred_cheapq *cheapq, const void *v, size_t len,
+		      void *out, size_t max, size_t *out_len);
+int sacred_cq_help(struct sacred_cheapq *cheapq, int timeout_ms);
+int sacred_cq_lead_value(struct sacred_cheapq *cheapq, const void *v,
+			 size_t len);
+int sacred_cq_misbehave(struct sacred_cheapq *cheapq, int how, const void *v,
+			size_t len);
+void sacred_cq_stats(const struct sacred_cheapq *cheapq,
+		     struct sacred_cheapq_stats *st);
+
+#ifndef SACRED_NO_OLD_NAMES
+/* struct tags, and the functions of the same name (both mean the new) */
+#define sacred_cq			sacred_cheapq
+#define sacred_cq_attr			sacred_cheapq_attr
+#define sacred_cq_stats			sacred_cheapq_stats
+#define sacred_cq_misbehave		sacred_cheapq_misbehave
+#define SACRED_CQ_CARRY_INPUT		SACRED_CHEAPQ_CARRY_INPUT
+#define SACRED_CQ_CARRY_LEADER		SACRED_CHEAPQ_CARRY_LEADER
+#define SACRED_CQ_CARRY_COPY		SACRED_CHEAPQ_CARRY_COPY
+#define SACRED_CQ_CARRY_CERTIFIED	SACRED_CHEAPQ_CARRY_CERTIFIED
+#define SACRED_CQ_BAD_COPY		SACRED_CHEAPQ_BAD_COPY
+#define SACRED_CQ_BAD_CARRY		SACRED_CHEAPQ_BAD_CARRY
+#define SACRED_CQ_BAD_PROPOSE		SACRED_CHEAPQ_BAD_PROPOSE
+#define SACRED_CQ_STALL_AFTER_COPY	SACRED_CHEAPQ_STALL_AFTER_COPY
+#define SACRED_CQ_GARBAGE_COPY		SACRED_CHEAPQ_GARBAGE_COPY
+#define SACRED_CQ_REPLAY_COPY		SACRED_CHEAPQ_REPLAY_COPY
+#define SACRED_CQ_FORGED_CARRY		SACRED_CHEAPQ_FORGED_CARRY
+#endif
 
 #ifdef __cplusplus
 }

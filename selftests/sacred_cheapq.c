@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sacred_cq - Byzantine consensus (lib/cq.c) on three memory instances,
+ * sacred_cheapq - Byzantine consensus (lib/cheapq.c) on three memory instances,
  * three processes with Ed25519 keys, f = 1: all correct (decided on the
  * fast path, everyone the leader's value, the leader in one round trip);
  * a silent leader (everyone panics, the leader's write permission is
@@ -24,7 +24,7 @@
  * whether it signed (a memory silent) signs nothing new, while a leader
  * opening a new instance with a memory down takes the fast path.
  *
- * Regions: sacred_cq_setup() at CQ_BASE on every instance.
+ * Regions: sacred_cheapq_setup() at CHEAPQ_BASE on every instance.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -43,25 +43,25 @@
 #define NR_MEMS		3
 #define NR_PROCS	3
 #define PID(i)		(801 + (i))
-#define CQ_BASE		50
+#define CHEAPQ_BASE		50
 #define VALUE_MAX	64
 #define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
 
-FIXTURE(cq) {
+FIXTURE(cheapq) {
 	struct sacred_ctrl *ctrl;
 	struct sacred_mem_info mem[NR_MEMS];
 	bool have[NR_MEMS];
 	char dir[64];
 	struct sacred_bz_keys *keys[NR_PROCS];
 	struct sacred_rmem *rm[NR_PROCS];
-	struct sacred_cq *cq[NR_PROCS];
-	struct sacred_cq_attr ca[NR_PROCS];	/* to open a handle again */
+	struct sacred_cheapq *cheapq[NR_PROCS];
+	struct sacred_cheapq_attr ca[NR_PROCS];	/* to open a handle again */
 };
 
-FIXTURE_SETUP(cq)
+FIXTURE_SETUP(cheapq)
 {
 	struct sacred_rmem_member m[NR_MEMS];
-	struct sacred_cq_attr ca0;
+	struct sacred_cheapq_attr ca0;
 	uint32_t ids[NR_MEMS];
 	char dev[64];
 	unsigned int i;
@@ -72,7 +72,7 @@ FIXTURE_SETUP(cq)
 	ASSERT_EQ(0, ret);
 	if (!env_word("SACRED_RXE_DEVS", NR_MEMS - 1, dev, sizeof(dev)))
 		SKIP(return, "needs three rxe devices");
-	snprintf(self->dir, sizeof(self->dir), "/tmp/sacred-cq-%d", getpid());
+	snprintf(self->dir, sizeof(self->dir), "/tmp/sacred-cheapq-%d", getpid());
 	ASSERT_EQ(0, mkdir(self->dir, 0700));
 	for (i = 0; i < NR_PROCS; i++)
 		ASSERT_EQ(0, sacred_bz_keygen(self->dir, i));
@@ -80,8 +80,8 @@ FIXTURE_SETUP(cq)
 			      self->have, m));
 	for (i = 0; i < NR_MEMS; i++)
 		ids[i] = self->mem[i].id;
-	ca0 = (struct sacred_cq_attr){
-		.base_region = CQ_BASE,
+	ca0 = (struct sacred_cheapq_attr){
+		.base_region = CHEAPQ_BASE,
 		.leader_pid = PID(0),
 		.value_max = VALUE_MAX,
 		.timeout_ms = 500 * test_slow(),
@@ -92,7 +92,7 @@ FIXTURE_SETUP(cq)
 		 */
 		.round_ms = 2000 * test_slow(),
 	};
-	ASSERT_EQ(0, sacred_cq_setup(self->ctrl, ids, NR_MEMS, &ca0,
+	ASSERT_EQ(0, sacred_cheapq_setup(self->ctrl, ids, NR_MEMS, &ca0,
 				     NR_PROCS));
 	for (i = 0; i < NR_PROCS; i++) {
 		struct sacred_rmem_attr ra = {
@@ -101,7 +101,7 @@ FIXTURE_SETUP(cq)
 			.mems = m,
 			.max_io = 4096,
 		};
-		struct sacred_cq_attr ca = ca0;
+		struct sacred_cheapq_attr ca = ca0;
 
 		ASSERT_EQ(0, sacred_bz_keys_load(self->dir, NR_PROCS, i,
 						 &self->keys[i]));
@@ -109,16 +109,16 @@ FIXTURE_SETUP(cq)
 		ca.rm = self->rm[i];
 		ca.keys = self->keys[i];
 		self->ca[i] = ca;
-		ASSERT_EQ(0, sacred_cq_open(&ca, &self->cq[i]));
+		ASSERT_EQ(0, sacred_cheapq_open(&ca, &self->cheapq[i]));
 	}
 }
 
-FIXTURE_TEARDOWN(cq)
+FIXTURE_TEARDOWN(cheapq)
 {
 	unsigned int i;
 
 	for (i = 0; i < NR_PROCS; i++) {
-		sacred_cq_close(self->cq[i]);
+		sacred_cheapq_close(self->cheapq[i]);
 		sacred_rmem_destroy(self->rm[i]);
 		sacred_bz_keys_free(self->keys[i]);
 	}
@@ -131,20 +131,20 @@ FIXTURE_TEARDOWN(cq)
 }
 
 struct proposer {
-	struct sacred_cq *cq;
-	const struct sacred_mem_info *mem;	/* for wait_revoked */
+	struct sacred_cheapq *cheapq;
+	const struct sacred_mem_info *mem; /* for wait_revoked */
 	char in[VALUE_MAX];
 	char out[VALUE_MAX + 1];
 	int ret;
-	int help;		/* sacred_cq_help()'s result, or 1: not run */
-	unsigned int delay_ms;	/* wait before proposing (x test_slow()) */
-	bool wait_revoked;	/* wait until a panic revoked the leader */
-	int help_ms;		/* how long to help; 0: 8000 (x test_slow()) */
-	bool helper;		/* decided before: only help */
-	bool retry;		/* propose again after an error, for 60 s */
-	unsigned int errors;	/* errors that a retry went on from */
-	struct sacred_cq_stats st;
-	struct sacred_cq_stats st_help;	/* after helping */
+	int help; /* sacred_cheapq_help()'s result, or 1: not run */
+	unsigned int delay_ms; /* wait before proposing (x test_slow()) */
+	bool wait_revoked; /* wait until a panic revoked the leader */
+	int help_ms; /* how long to help; 0: 8000 (x test_slow()) */
+	bool helper; /* decided before: only help */
+	bool retry; /* propose again after an error, for 60 s */
+	unsigned int errors; /* errors that a retry went on from */
+	struct sacred_cheapq_stats st;
+	struct sacred_cheapq_stats st_help; /* after helping */
 };
 
 /*
@@ -180,7 +180,7 @@ static void wait_revoked(const struct sacred_mem_info *mem, uint32_t region,
 /* The leader lost write on the leader region. */
 static void wait_leader_revoked(const struct sacred_mem_info *mem)
 {
-	wait_revoked(mem, CQ_BASE, PID(0));
+	wait_revoked(mem, CHEAPQ_BASE, PID(0));
 }
 
 static uint64_t now_ms(void)
@@ -204,7 +204,7 @@ static void *propose_thread(void *arg)
 	if (!p->helper) {
 		uint64_t end = now_ms() + 60000;
 
-		while ((p->ret = sacred_cq_propose(p->cq, p->in,
+		while ((p->ret = sacred_cheapq_propose(p->cheapq, p->in,
 						   strlen(p->in) + 1, p->out,
 						   VALUE_MAX, &len)) &&
 		       p->retry && p->ret != -EALREADY && now_ms() < end) {
@@ -212,17 +212,19 @@ static void *propose_thread(void *arg)
 			usleep(100000);
 		}
 		p->out[len < VALUE_MAX ? len : VALUE_MAX] = '\0';
-		sacred_cq_stats(p->cq, &p->st);
+		sacred_cheapq_stats(p->cheapq, &p->st);
 	}
 	/* Stay for the others: they may need us for a quorum. */
 	if (!p->ret)
-		p->help = sacred_cq_help(p->cq, (p->help_ms ? p->help_ms : 8000) *
-					 test_slow());
-	sacred_cq_stats(p->cq, &p->st_help);
+		p->help = sacred_cheapq_help(p->cheapq,
+					     (p->help_ms ? p->help_ms : 8000) *
+						     test_slow());
+	sacred_cheapq_stats(p->cheapq, &p->st_help);
 	return NULL;
 }
 
-static void run(FIXTURE_DATA(cq) *self, struct proposer *p, unsigned int mask)
+static void run(FIXTURE_DATA(cheapq) * self, struct proposer *p,
+		unsigned int mask)
 {
 	pthread_t th[NR_PROCS];
 	unsigned int i;
@@ -248,13 +250,13 @@ static void expect_all_fast(struct __test_metadata *_metadata,
 	}
 }
 
-TEST_F(cq, all_correct_decide_on_the_fast_path)
+TEST_F(cheapq, all_correct_decide_on_the_fast_path)
 {
 	struct proposer p[NR_PROCS];
 	unsigned int i;
 
 	for (i = 0; i < NR_PROCS; i++) {
-		p[i] = (struct proposer){ .cq = self->cq[i] };
+		p[i] = (struct proposer){ .cheapq = self->cheapq[i] };
 		snprintf(p[i].in, sizeof(p[i].in), "value of P%u", i);
 	}
 	run(self, p, 7);
@@ -299,27 +301,27 @@ static void expect_one_of(struct __test_metadata *_metadata,
  * revoked and nothing gives it back; the backup decides one of the
  * others' inputs.
  */
-TEST_F(cq, silent_leader_is_revoked_for_good)
+TEST_F(cheapq, silent_leader_is_revoked_for_good)
 {
 	static const char *const in[] = { "value of P1", "value of P2" };
-	struct sacred_perm_req req = { .region_id = CQ_BASE, .access = RW };
+	struct sacred_perm_req req = { .region_id = CHEAPQ_BASE, .access = RW };
 	struct sacred_rmem_result res;
 	struct proposer p[NR_PROCS];
 	unsigned int i;
 	int ret;
 
 	for (i = 1; i < NR_PROCS; i++) {
-		p[i] = (struct proposer){ .cq = self->cq[i] };
+		p[i] = (struct proposer){ .cheapq = self->cheapq[i] };
 		snprintf(p[i].in, sizeof(p[i].in), "value of P%u", i);
 	}
 	run(self, p, 6);
 	expect_one_of(_metadata, p, 6, in, 2);
 	for (i = 1; i < NR_PROCS; i++) {
 		EXPECT_TRUE(p[i].st.panicked);
-		EXPECT_EQ(SACRED_CQ_CARRY_INPUT, p[i].st.carried);
+		EXPECT_EQ(SACRED_CHEAPQ_CARRY_INPUT, p[i].st.carried);
 	}
 	/* The leader wakes up: the memory refuses its value ... */
-	ret = sacred_cq_lead_value(self->cq[0], "late", 5);
+	ret = sacred_cheapq_lead_value(self->cheapq[0], "late", 5);
 	TH_LOG("the revoked leader writes: %d", ret);
 	EXPECT_TRUE(ret == -EACCES || ret == -ECONNRESET || ret == -ENOTCONN);
 	/* ... and its request to get write back. */
@@ -332,7 +334,7 @@ TEST_F(cq, silent_leader_is_revoked_for_good)
  * The instance made again on the same regions, with the same keys, is a
  * new instance. In the first, everyone decides on the fast path, so P2's
  * commit region holds a unanimity certificate. The regions are deleted
- * and sacred_cq_setup() makes them again (a new tag); P2, Byzantine,
+ * and sacred_cheapq_setup() makes them again (a new tag); P2, Byzantine,
  * writes its old commit region back, byte for byte. The leader stays
  * silent: P1 and P2 panic, and P1 reads P2's commit region after
  * revoking it. The old certificate must not count - were it taken, P1
@@ -340,89 +342,94 @@ TEST_F(cq, silent_leader_is_revoked_for_good)
  * which nobody proposed in this instance (and, had P0's new value been
  * decided on the fast path, against it).
  */
-TEST_F(cq, certificate_of_an_earlier_instance_is_not_counted)
+TEST_F(cheapq, certificate_of_an_earlier_instance_is_not_counted)
 {
 	static const char *const in[] = { "value of P1", "value of P2" };
-	const uint32_t commit2 = CQ_BASE + 1 + NR_PROCS + 2;
+	const uint32_t commit2 = CHEAPQ_BASE + 1 + NR_PROCS + 2;
 	uint8_t old[NR_MEMS][4096], *bufs[NR_MEMS];
 	struct sacred_rmem_result res;
 	struct proposer p[NR_PROCS];
-	struct sacred_cq_attr ca;
+	struct sacred_cheapq_attr ca;
 	uint32_t ids[NR_MEMS];
 	unsigned int i, j;
 	uint64_t t1, t2;
 
 	for (i = 0; i < NR_PROCS; i++) {
-		p[i] = (struct proposer){ .cq = self->cq[i] };
+		p[i] = (struct proposer){ .cheapq = self->cheapq[i] };
 		snprintf(p[i].in, sizeof(p[i].in), "value of P%u", i);
 	}
 	run(self, p, 7);
 	expect_all_fast(_metadata, p);
 	for (i = 0; i < NR_MEMS; i++)
 		bufs[i] = old[i];
-	ASSERT_EQ(0, sacred_rmem_read(self->rm[2], commit2, 0,
-				      (void *const *)bufs, sizeof(old[0]),
-				      true, &res));
+	ASSERT_EQ(0,
+		  sacred_rmem_read(self->rm[2], commit2, 0, (void *const *)bufs,
+				   sizeof(old[0]), true, &res));
 	ASSERT_TRUE(res.ok & 1);
-	ASSERT_EQ(0, sacred_rmem_region_tag(self->rm[2], CQ_BASE, &t1, NULL));
+	ASSERT_EQ(0,
+		  sacred_rmem_region_tag(self->rm[2], CHEAPQ_BASE, &t1, NULL));
 
 	for (i = 0; i < NR_PROCS; i++) {
-		sacred_cq_close(self->cq[i]);
-		self->cq[i] = NULL;
+		sacred_cheapq_close(self->cheapq[i]);
+		self->cheapq[i] = NULL;
 	}
 	for (i = 0; i < NR_MEMS; i++) {
 		ids[i] = self->mem[i].id;
 		for (j = 0; j <= 3 * NR_PROCS; j++)
 			ASSERT_EQ(0, sacred_region_del(self->ctrl, ids[i],
-						       CQ_BASE + j));
+						       CHEAPQ_BASE + j));
 	}
 	/* Made again with a tag given, as each of several hosts would. */
 	ca = self->ca[0];
 	ca.tag = t1 + 1;
-	ASSERT_EQ(0, sacred_cq_setup(self->ctrl, ids, NR_MEMS, &ca, NR_PROCS));
+	ASSERT_EQ(0,
+		  sacred_cheapq_setup(self->ctrl, ids, NR_MEMS, &ca, NR_PROCS));
 	/* Through new replicated-memory handles: one per incarnation. */
 	for (i = 0; i < NR_PROCS; i++) {
-		ASSERT_EQ(0, rmem_anew(&self->rm[i], self->mem, NR_MEMS,
-				       PID(i)));
+		ASSERT_EQ(0,
+			  rmem_anew(&self->rm[i], self->mem, NR_MEMS, PID(i)));
 		self->ca[i].rm = self->rm[i];
-		ASSERT_EQ(0, sacred_cq_open(&self->ca[i], &self->cq[i]));
+		ASSERT_EQ(0,
+			  sacred_cheapq_open(&self->ca[i], &self->cheapq[i]));
 	}
-	ASSERT_EQ(0, sacred_rmem_region_tag(self->rm[2], CQ_BASE, &t2, NULL));
+	ASSERT_EQ(0,
+		  sacred_rmem_region_tag(self->rm[2], CHEAPQ_BASE, &t2, NULL));
 	EXPECT_EQ(t1 + 1, t2);
 	/* P2 puts the old certificate back (memory 0's bytes, everywhere). */
 	ASSERT_EQ(0, sacred_rmem_write(self->rm[2], commit2, 0, old[0],
 				       sizeof(old[0]), NULL));
 
 	for (i = 1; i < NR_PROCS; i++) {
-		p[i] = (struct proposer){ .cq = self->cq[i] };
+		p[i] = (struct proposer){ .cheapq = self->cheapq[i] };
 		snprintf(p[i].in, sizeof(p[i].in), "value of P%u", i);
 	}
 	run(self, p, 6);
 	expect_one_of(_metadata, p, 6, in, 2);
 	EXPECT_TRUE(p[1].st.panicked);
-	EXPECT_EQ(SACRED_CQ_CARRY_INPUT, p[1].st.carried);
+	EXPECT_EQ(SACRED_CHEAPQ_CARRY_INPUT, p[1].st.carried);
 }
 
 /* A process that names the tag it expects opens only that instance. */
-TEST_F(cq, open_with_another_tag_is_refused)
+TEST_F(cheapq, open_with_another_tag_is_refused)
 {
-	struct sacred_cq_attr ca = self->ca[1];
+	struct sacred_cheapq_attr ca = self->ca[1];
 	uint64_t tag;
 
-	ASSERT_EQ(0, sacred_rmem_region_tag(self->rm[1], CQ_BASE, &tag, NULL));
-	sacred_cq_close(self->cq[1]);
-	self->cq[1] = NULL;
+	ASSERT_EQ(0,
+		  sacred_rmem_region_tag(self->rm[1], CHEAPQ_BASE, &tag, NULL));
+	sacred_cheapq_close(self->cheapq[1]);
+	self->cheapq[1] = NULL;
 	ca.tag = tag ^ 1;
-	EXPECT_EQ(-EPROTO, sacred_cq_open(&ca, &self->cq[1]));
+	EXPECT_EQ(-EPROTO, sacred_cheapq_open(&ca, &self->cheapq[1]));
 	ca.tag = tag;
-	EXPECT_EQ(0, sacred_cq_open(&ca, &self->cq[1]));
+	EXPECT_EQ(0, sacred_cheapq_open(&ca, &self->cheapq[1]));
 }
 
 /* Make P2's region again on memory @i alone, ACL and all, with @tag. */
-static int remake_p2(FIXTURE_DATA(cq) *self, unsigned int i, uint64_t tag)
+static int remake_p2(FIXTURE_DATA(cheapq) *self, unsigned int i, uint64_t tag)
 {
 	struct sacred_acl_entry acl[NR_PROCS];
-	const uint32_t region = CQ_BASE + 1 + 2;
+	const uint32_t region = CHEAPQ_BASE + 1 + 2;
 	const uint32_t mem = self->mem[i].id;
 	struct sacred_region_info ri;
 	unsigned int n;
@@ -445,27 +452,29 @@ static int remake_p2(FIXTURE_DATA(cq) *self, unsigned int i, uint64_t tag)
  * memory that forgot): the instance opens on the others. With a second
  * one, no quorum holds one incarnation: no instance.
  */
-TEST_F(cq, memories_of_another_incarnation_are_left_out)
+TEST_F(cheapq, memories_of_another_incarnation_are_left_out)
 {
 	uint64_t tag;
 	uint32_t mask;
 
-	ASSERT_EQ(0, sacred_rmem_region_tag(self->rm[1], CQ_BASE, &tag, NULL));
-	sacred_cq_close(self->cq[1]);
-	self->cq[1] = NULL;
+	ASSERT_EQ(0,
+		  sacred_rmem_region_tag(self->rm[1], CHEAPQ_BASE, &tag, NULL));
+	sacred_cheapq_close(self->cheapq[1]);
+	self->cheapq[1] = NULL;
 	ASSERT_EQ(0, remake_p2(self, 2, tag + 1));
 	ASSERT_EQ(0, after_revive(self->rm[1], 3,
-				  sacred_cq_open(&self->ca[1], &self->cq[1])));
-	ASSERT_EQ(0, sacred_rmem_region_tag(self->rm[1], CQ_BASE + 1 + 2, &tag,
-					    &mask));
+				  sacred_cheapq_open(&self->ca[1],
+						     &self->cheapq[1])));
+	ASSERT_EQ(0, sacred_rmem_region_tag(self->rm[1], CHEAPQ_BASE + 1 + 2,
+					    &tag, &mask));
 	EXPECT_EQ(3, mask);
 
-	sacred_cq_close(self->cq[1]);
-	self->cq[1] = NULL;
+	sacred_cheapq_close(self->cheapq[1]);
+	self->cheapq[1] = NULL;
 	ASSERT_EQ(0, remake_p2(self, 1, tag + 2));
 	EXPECT_EQ(-EPROTO, after_revive(self->rm[1], 3,
-					sacred_cq_open(&self->ca[1],
-						       &self->cq[1])));
+					sacred_cheapq_open(&self->ca[1],
+						       &self->cheapq[1])));
 }
 
 /*
@@ -474,28 +483,28 @@ TEST_F(cq, memories_of_another_incarnation_are_left_out)
  * fast path for it, straight into the backup - and P1, which needs it
  * for a quorum, decides with it.
  */
-TEST_F(cq, follower_late_after_a_panic_still_joins)
+TEST_F(cheapq, follower_late_after_a_panic_still_joins)
 {
 	static const char *const in[] = { "value of P1", "value of P2" };
 	struct proposer p[NR_PROCS];
 	pthread_t th[NR_PROCS];
 	unsigned int i;
 
-	p[1] = (struct proposer){ .cq = self->cq[1], .in = "value of P1" };
+	p[1] = (struct proposer){ .cheapq = self->cheapq[1], .in = "value of P1" };
 	pthread_create(&th[1], NULL, propose_thread, &p[1]);
 	/* P1's panic: its commit write freezes P2's commit region. */
-	wait_revoked(self->mem, CQ_BASE + 1 + NR_PROCS + 2, PID(2));
-	sacred_cq_close(self->cq[2]);
-	self->cq[2] = NULL;
-	EXPECT_EQ(0, sacred_cq_open(&self->ca[2], &self->cq[2]));
-	if (self->cq[2]) {
-		p[2] = (struct proposer){ .cq = self->cq[2],
+	wait_revoked(self->mem, CHEAPQ_BASE + 1 + NR_PROCS + 2, PID(2));
+	sacred_cheapq_close(self->cheapq[2]);
+	self->cheapq[2] = NULL;
+	EXPECT_EQ(0, sacred_cheapq_open(&self->ca[2], &self->cheapq[2]));
+	if (self->cheapq[2]) {
+		p[2] = (struct proposer){ .cheapq = self->cheapq[2],
 					  .in = "value of P2" };
 		pthread_create(&th[2], NULL, propose_thread, &p[2]);
 		pthread_join(th[2], NULL);
 	}
 	pthread_join(th[1], NULL);
-	if (!self->cq[2])
+	if (!self->cheapq[2])
 		return;
 	expect_one_of(_metadata, p, 6, in, 2);
 	for (i = 1; i < NR_PROCS; i++)
@@ -508,7 +517,7 @@ TEST_F(cq, follower_late_after_a_panic_still_joins)
  * it stopped (the message whose broadcast failed sent again as it was),
  * and they decide together once the memories are back.
  */
-TEST_F(cq, backup_goes_on_after_the_memories_come_back)
+TEST_F(cheapq, backup_goes_on_after_the_memories_come_back)
 {
 	static const char *const in[] = { "value of P1", "value of P2" };
 	struct proposer p[NR_PROCS];
@@ -516,7 +525,8 @@ TEST_F(cq, backup_goes_on_after_the_memories_come_back)
 	unsigned int i;
 
 	for (i = 1; i < NR_PROCS; i++) {
-		p[i] = (struct proposer){ .cq = self->cq[i], .retry = true };
+		p[i] = (struct proposer){ .cheapq = self->cheapq[i],
+					  .retry = true };
 		snprintf(p[i].in, sizeof(p[i].in), "value of P%u", i);
 		pthread_create(&th[i], NULL, propose_thread, &p[i]);
 	}
@@ -543,9 +553,9 @@ TEST_F(cq, backup_goes_on_after_the_memories_come_back)
  * first time, finds no mark of its own, so it signed nothing; it marks
  * (one write at the open) and takes the fast path like everyone else.
  */
-TEST_F(cq, instance_opened_with_a_memory_down_takes_the_fast_path)
+TEST_F(cheapq, instance_opened_with_a_memory_down_takes_the_fast_path)
 {
-	struct sacred_cq_attr ca = self->ca[0];
+	struct sacred_cheapq_attr ca = self->ca[0];
 	struct proposer p[NR_PROCS];
 	uint32_t ids[NR_MEMS];
 	unsigned int i;
@@ -553,26 +563,27 @@ TEST_F(cq, instance_opened_with_a_memory_down_takes_the_fast_path)
 	for (i = 0; i < NR_MEMS; i++)
 		ids[i] = self->mem[i].id;
 	for (i = 0; i < NR_PROCS; i++) {
-		sacred_cq_close(self->cq[i]);
-		self->cq[i] = NULL;
+		sacred_cheapq_close(self->cheapq[i]);
+		self->cheapq[i] = NULL;
 	}
-	ca.base_region = CQ_BASE + 100;
-	ASSERT_EQ(0, sacred_cq_setup(self->ctrl, ids, NR_MEMS, &ca,
-				     NR_PROCS));
+	ca.base_region = CHEAPQ_BASE + 100;
+	ASSERT_EQ(0,
+		  sacred_cheapq_setup(self->ctrl, ids, NR_MEMS, &ca, NR_PROCS));
 	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
 				    SACRED_MEM_DOWN, 0, NULL));
 	for (i = 0; i < NR_PROCS; i++) {
 		ca = self->ca[i];
-		ca.base_region = CQ_BASE + 100;
+		ca.base_region = CHEAPQ_BASE + 100;
 		ASSERT_EQ(0, after_revive(self->rm[i], 5,
-					  sacred_cq_open(&ca, &self->cq[i])));
-		p[i] = (struct proposer){ .cq = self->cq[i] };
+					  sacred_cheapq_open(
+						  &ca, &self->cheapq[i])));
+		p[i] = (struct proposer){ .cheapq = self->cheapq[i] };
 		snprintf(p[i].in, sizeof(p[i].in), "value of P%u", i);
 	}
 	run(self, p, 7);
 	expect_all_fast(_metadata, p);
-	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
-				    SACRED_MEM_UP, 0, NULL));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id, SACRED_MEM_UP,
+				    0, NULL));
 }
 
 /*
@@ -582,7 +593,7 @@ TEST_F(cq, instance_opened_with_a_memory_down_takes_the_fast_path)
  * must not sign another - a second signed value, which a follower could
  * hold against the first - so it takes no fast path: the backup decides.
  */
-TEST_F(cq, restarted_leader_unsure_of_what_it_signed_signs_nothing)
+TEST_F(cheapq, restarted_leader_unsure_of_what_it_signed_signs_nothing)
 {
 	static const char *const in[] = { "second", "P1", "P2" };
 	struct proposer p[NR_PROCS];
@@ -593,24 +604,25 @@ TEST_F(cq, restarted_leader_unsure_of_what_it_signed_signs_nothing)
 				    SACRED_MEM_DOWN, 0, NULL));
 	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
 				    SACRED_MEM_DOWN, 0, NULL));
-	ret = sacred_cq_propose(self->cq[0], "first", 6, p[0].out, VALUE_MAX,
-				&len);
+	ret = sacred_cheapq_propose(self->cheapq[0], "first", 6, p[0].out,
+				    VALUE_MAX, &len);
 	TH_LOG("the leader's propose with one memory up: %d", ret);
 	EXPECT_NE(0, ret);
-	sacred_cq_close(self->cq[0]);
-	self->cq[0] = NULL;
-	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[1].id,
-				    SACRED_MEM_UP, 0, NULL));
-	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
-				    SACRED_MEM_UP, 0, NULL));
+	sacred_cheapq_close(self->cheapq[0]);
+	self->cheapq[0] = NULL;
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[1].id, SACRED_MEM_UP,
+				    0, NULL));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id, SACRED_MEM_UP,
+				    0, NULL));
 	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
 				    SACRED_MEM_DOWN, 0, NULL));
 	ASSERT_EQ(0, after_revive(self->rm[0], 5,
-				  sacred_cq_open(&self->ca[0], &self->cq[0])));
+				  sacred_cheapq_open(&self->ca[0],
+						     &self->cheapq[0])));
 
-	p[0] = (struct proposer){ .cq = self->cq[0], .in = "second" };
-	p[1] = (struct proposer){ .cq = self->cq[1], .in = "P1" };
-	p[2] = (struct proposer){ .cq = self->cq[2], .in = "P2" };
+	p[0] = (struct proposer){ .cheapq = self->cheapq[0], .in = "second" };
+	p[1] = (struct proposer){ .cheapq = self->cheapq[1], .in = "P1" };
+	p[2] = (struct proposer){ .cheapq = self->cheapq[2], .in = "P2" };
 	run(self, p, 7);
 	expect_one_of(_metadata, p, 7, in, 3);
 	EXPECT_FALSE(p[0].st.fast);
@@ -627,31 +639,33 @@ TEST_F(cq, restarted_leader_unsure_of_what_it_signed_signs_nothing)
  * copy (no clock of its runs meanwhile), so the leader's second value is
  * written while P1 is still on the fast path whatever the host's speed.
  */
-TEST_F(cq, equivocating_leader_gets_no_fast_decision)
+TEST_F(cheapq, equivocating_leader_gets_no_fast_decision)
 {
 	static const char *const in[] = { "red", "blue" };
 	struct proposer p[NR_PROCS];
 	pthread_t th;
 	size_t len;
 
-	ASSERT_EQ(0, sacred_cq_lead_value(self->cq[0], "red", 4));
-	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[1],
-					 SACRED_CQ_STALL_AFTER_COPY, NULL, 0));
-	ASSERT_EQ(-EINPROGRESS, sacred_cq_propose(self->cq[1], "P1", 3,
-						  p[1].out, VALUE_MAX, &len));
+	ASSERT_EQ(0, sacred_cheapq_lead_value(self->cheapq[0], "red", 4));
+	ASSERT_EQ(0, sacred_cheapq_misbehave(self->cheapq[1],
+					     SACRED_CHEAPQ_STALL_AFTER_COPY,
+					     NULL, 0));
+	ASSERT_EQ(-EINPROGRESS,
+		  sacred_cheapq_propose(self->cheapq[1], "P1", 3, p[1].out,
+					VALUE_MAX, &len));
 	/* P1 copied "red"; now the leader signs and writes another value. */
-	ASSERT_EQ(0, sacred_cq_lead_value(self->cq[0], "blue", 5));
+	ASSERT_EQ(0, sacred_cheapq_lead_value(self->cheapq[0], "blue", 5));
 	/* P1 resumes and finds "blue"; P2 copies it and finds P1's "red". */
-	p[1] = (struct proposer){ .cq = self->cq[1], .in = "P1" };
+	p[1] = (struct proposer){ .cheapq = self->cheapq[1], .in = "P1" };
 	pthread_create(&th, NULL, propose_thread, &p[1]);
-	p[2] = (struct proposer){ .cq = self->cq[2], .in = "P2" };
+	p[2] = (struct proposer){ .cheapq = self->cheapq[2], .in = "P2" };
 	propose_thread(&p[2]);
 	pthread_join(th, NULL);
 	expect_one_of(_metadata, p, 6, in, 2);
 	EXPECT_FALSE(p[1].st.fast);
 	EXPECT_FALSE(p[2].st.fast);
-	EXPECT_EQ(SACRED_CQ_CARRY_COPY, p[1].st.carried);
-	EXPECT_EQ(SACRED_CQ_CARRY_COPY, p[2].st.carried);
+	EXPECT_EQ(SACRED_CHEAPQ_CARRY_COPY, p[1].st.carried);
+	EXPECT_EQ(SACRED_CHEAPQ_CARRY_COPY, p[2].st.carried);
 }
 
 /*
@@ -662,38 +676,43 @@ TEST_F(cq, equivocating_leader_gets_no_fast_decision)
  * leader, proposes it. P2 must still decide "red": its panic froze P1's
  * commit region and found P1's certificate.
  */
-TEST_F(cq, fast_decision_survives_a_lying_leader)
+TEST_F(cheapq, fast_decision_survives_a_lying_leader)
 {
 	static const char *const in[] = { "red" };
 	struct proposer p[NR_PROCS];
 	size_t len;
 
-	ASSERT_EQ(0, sacred_cq_lead_value(self->cq[0], "red", 4));
+	ASSERT_EQ(0, sacred_cheapq_lead_value(self->cheapq[0], "red", 4));
 	/* P2 is slow: it copies "red", then nothing for a while. */
-	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[2],
-					 SACRED_CQ_STALL_AFTER_COPY, NULL, 0));
-	ASSERT_EQ(-EINPROGRESS, sacred_cq_propose(self->cq[2], "P2", 3,
-						  p[2].out, VALUE_MAX, &len));
-	p[1] = (struct proposer){ .cq = self->cq[1], .in = "P1" };
-	ASSERT_EQ(0, sacred_cq_propose(p[1].cq, p[1].in, 3, p[1].out,
-				       VALUE_MAX, &len));
-	sacred_cq_stats(p[1].cq, &p[1].st);
+	ASSERT_EQ(0, sacred_cheapq_misbehave(self->cheapq[2],
+					     SACRED_CHEAPQ_STALL_AFTER_COPY,
+					     NULL, 0));
+	ASSERT_EQ(-EINPROGRESS,
+		  sacred_cheapq_propose(self->cheapq[2], "P2", 3, p[2].out,
+					VALUE_MAX, &len));
+	p[1] = (struct proposer){ .cheapq = self->cheapq[1], .in = "P1" };
+	ASSERT_EQ(0, sacred_cheapq_propose(p[1].cheapq, p[1].in, 3, p[1].out,
+					   VALUE_MAX, &len));
+	sacred_cheapq_stats(p[1].cheapq, &p[1].st);
 	ASSERT_TRUE(p[1].st.fast);
 	ASSERT_STREQ("red", p[1].out);
 	p[1].helper = true;
 
-	ASSERT_EQ(0, sacred_cq_lead_value(self->cq[0], "blue", 5));
-	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[0], SACRED_CQ_BAD_CARRY,
-					 "blue", 5));
-	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[0], SACRED_CQ_BAD_PROPOSE,
-					 "blue", 5));
-	p[0] = (struct proposer){ .cq = self->cq[0], .in = "P0",
+	ASSERT_EQ(0, sacred_cheapq_lead_value(self->cheapq[0], "blue", 5));
+	ASSERT_EQ(0,
+		  sacred_cheapq_misbehave(self->cheapq[0],
+					  SACRED_CHEAPQ_BAD_CARRY, "blue", 5));
+	ASSERT_EQ(0, sacred_cheapq_misbehave(self->cheapq[0],
+					     SACRED_CHEAPQ_BAD_PROPOSE, "blue",
+					     5));
+	p[0] = (struct proposer){ .cheapq = self->cheapq[0],
+				  .in = "P0",
 				  .delay_ms = 300 };
-	p[2] = (struct proposer){ .cq = self->cq[2], .in = "P2" };
+	p[2] = (struct proposer){ .cheapq = self->cheapq[2], .in = "P2" };
 	run(self, p, 7);
 	expect_one_of(_metadata, p, 6, in, 1);
 	EXPECT_TRUE(p[2].st.panicked);
-	EXPECT_EQ(SACRED_CQ_CARRY_CERTIFIED, p[2].st.carried);
+	EXPECT_EQ(SACRED_CHEAPQ_CARRY_CERTIFIED, p[2].st.carried);
 	/* P0's proposal of "blue" was refused, and P0 caught */
 	EXPECT_EQ(1U, p[2].st.faulty);
 	TH_LOG("the Byzantine leader: %d \"%s\"", p[0].ret, p[0].out);
@@ -705,19 +724,21 @@ TEST_F(cq, fast_decision_survives_a_lying_leader)
  * nobody carried: refused.
  * The decision is one of the carried values, never "evil".
  */
-TEST_F(cq, unjustified_proposal_is_refused)
+TEST_F(cheapq, unjustified_proposal_is_refused)
 {
 	static const char *const in[] = { "value of P1", "value of P2",
 					  "P0 carry" };
 	struct proposer p[NR_PROCS];
 	unsigned int i;
 
-	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[0], SACRED_CQ_BAD_CARRY,
-					 "P0 carry", 9));
-	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[0], SACRED_CQ_BAD_PROPOSE,
-					 "evil", 5));
+	ASSERT_EQ(0, sacred_cheapq_misbehave(self->cheapq[0],
+					     SACRED_CHEAPQ_BAD_CARRY,
+					     "P0 carry", 9));
+	ASSERT_EQ(0, sacred_cheapq_misbehave(self->cheapq[0],
+					     SACRED_CHEAPQ_BAD_PROPOSE, "evil",
+					     5));
 	for (i = 0; i < NR_PROCS; i++) {
-		p[i] = (struct proposer){ .cq = self->cq[i] };
+		p[i] = (struct proposer){ .cheapq = self->cheapq[i] };
 		snprintf(p[i].in, sizeof(p[i].in), "value of P%u", i);
 	}
 	p[0].mem = self->mem;
@@ -733,18 +754,19 @@ TEST_F(cq, unjustified_proposal_is_refused)
 }
 
 /* The correct leader proposes this and decides it after one write. */
-#define LEADS	"the leader's value"
+#define LEADS "the leader's value"
 
 static void leader_decides(struct __test_metadata *_metadata,
-			   FIXTURE_DATA(cq) *self, struct proposer *p)
+			   FIXTURE_DATA(cheapq) * self, struct proposer *p)
 {
 	size_t len;
 
-	*p = (struct proposer){ .cq = self->cq[0], .in = LEADS,
+	*p = (struct proposer){ .cheapq = self->cheapq[0],
+				.in = LEADS,
 				.helper = true };
-	ASSERT_EQ(0, sacred_cq_propose(p->cq, LEADS, sizeof(LEADS), p->out,
-				       VALUE_MAX, &len));
-	sacred_cq_stats(p->cq, &p->st);
+	ASSERT_EQ(0, sacred_cheapq_propose(p->cheapq, LEADS, sizeof(LEADS),
+					   p->out, VALUE_MAX, &len));
+	sacred_cheapq_stats(p->cheapq, &p->st);
 	ASSERT_TRUE(p->st.fast);
 	ASSERT_STREQ(LEADS, p->out);
 }
@@ -756,7 +778,7 @@ static void leader_decides(struct __test_metadata *_metadata,
  * panics, carries its copy, and the backup decides the leader's value.
  */
 static void bad_copy(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(cq) *self, int how)
+		     FIXTURE_DATA(cheapq) *self, int how)
 {
 	static const char *const in[] = { LEADS };
 	struct proposer p[NR_PROCS];
@@ -766,63 +788,65 @@ static void bad_copy(struct __test_metadata *_metadata,
 
 	leader_decides(_metadata, self, &p[0]);
 	p[0].help_ms = 4000;
-	p[1] = (struct proposer){ .cq = self->cq[1], .in = "P1",
+	p[1] = (struct proposer){ .cheapq = self->cheapq[1],
+				  .in = "P1",
 				  .help_ms = 4000 };
 	switch (how) {
-	case SACRED_CQ_REPLAY_COPY:
+	case SACRED_CHEAPQ_REPLAY_COPY:
 		/* P1 copies first; P2 passes P1's signed copy off as its own */
-		ASSERT_EQ(0, sacred_cq_misbehave(self->cq[1],
-						 SACRED_CQ_STALL_AFTER_COPY,
-						 NULL, 0));
+		ASSERT_EQ(0, sacred_cheapq_misbehave(
+				     self->cheapq[1],
+				     SACRED_CHEAPQ_STALL_AFTER_COPY, NULL, 0));
 		ASSERT_EQ(-EINPROGRESS,
-			  sacred_cq_propose(self->cq[1], "P1", 3, p[1].out,
-					    VALUE_MAX, &len));
-		ASSERT_EQ(0, sacred_cq_misbehave(self->cq[2], how, NULL, 0));
+			  sacred_cheapq_propose(self->cheapq[1], "P1", 3,
+						p[1].out, VALUE_MAX, &len));
+		ASSERT_EQ(0, sacred_cheapq_misbehave(self->cheapq[2], how, NULL,
+						     0));
 		break;
-	case SACRED_CQ_GARBAGE_COPY:
+	case SACRED_CHEAPQ_GARBAGE_COPY:
 		srand(getpid());
 		for (i = 0; i < sizeof(junk); i++)
 			junk[i] = rand();
-		ASSERT_EQ(0, sacred_cq_misbehave(self->cq[2], how, junk,
-						 sizeof(junk)));
+		ASSERT_EQ(0, sacred_cheapq_misbehave(self->cheapq[2], how, junk,
+						     sizeof(junk)));
 		break;
 	default:
 		/* the leader's own value, with a made-up leader signature */
-		ASSERT_EQ(0, sacred_cq_misbehave(self->cq[2], how, LEADS,
-						 sizeof(LEADS)));
+		ASSERT_EQ(0, sacred_cheapq_misbehave(self->cheapq[2], how,
+						     LEADS, sizeof(LEADS)));
 		break;
 	}
 	run(self, p, 3);
 	expect_one_of(_metadata, p, 3, in, 1);
 	EXPECT_FALSE(p[1].st.fast);
 	EXPECT_TRUE(p[1].st.panicked);
-	EXPECT_EQ(SACRED_CQ_CARRY_COPY, p[1].st.carried);
+	EXPECT_EQ(SACRED_CHEAPQ_CARRY_COPY, p[1].st.carried);
 }
 
-TEST_F(cq, forged_copy_is_not_counted)
+TEST_F(cheapq, forged_copy_is_not_counted)
 {
 	struct sacred_rmem_result res;
 	char junk[64] = "not yours";
 
-	bad_copy(_metadata, self, SACRED_CQ_BAD_COPY);
+	bad_copy(_metadata, self, SACRED_CHEAPQ_BAD_COPY);
 	/* nor can P2 write P1's region or the leader's: the memory refuses */
-	EXPECT_NE(0, sacred_rmem_write(self->rm[2], CQ_BASE + 1 + 1, 0, junk,
-				       sizeof(junk), &res));
+	EXPECT_NE(0, sacred_rmem_write(self->rm[2], CHEAPQ_BASE + 1 + 1, 0,
+				       junk, sizeof(junk), &res));
 	EXPECT_EQ(0U, res.ok);
 	sacred_rmem_revive(self->rm[2]);
-	EXPECT_NE(0, sacred_rmem_write(self->rm[2], CQ_BASE, 0, junk,
+	EXPECT_NE(0, sacred_rmem_write(self->rm[2], CHEAPQ_BASE, 0, junk,
 				       sizeof(junk), &res));
 	EXPECT_EQ(0U, res.ok);
 }
 
-TEST_F(cq, garbage_copy_is_not_counted)
+TEST_F(cheapq, garbage_copy_is_not_counted)
 {
-	bad_copy(_metadata, self, SACRED_CQ_GARBAGE_COPY);
+	bad_copy(_metadata, self, SACRED_CHEAPQ_GARBAGE_COPY);
 }
 
-TEST_F(cq, replayed_copy_is_not_counted)
+TEST_F(cheapq, replayed_copy_is_not_counted)
 {
-	bad_copy(_metadata, self, SACRED_CQ_REPLAY_COPY);
+	bad_copy(_metadata, self, SACRED_CHEAPQ_REPLAY_COPY);
 }
 
 /*
@@ -835,7 +859,7 @@ TEST_F(cq, replayed_copy_is_not_counted)
  * decide "evil" against the leader's decision. P2 refuses it, catches
  * P1, and decides the leader's value with the leader in a later round.
  */
-TEST_F(cq, withheld_copy_and_unproven_proposal_are_refused)
+TEST_F(cheapq, withheld_copy_and_unproven_proposal_are_refused)
 {
 	static const char *const in[] = { LEADS };
 	struct proposer p[NR_PROCS];
@@ -843,19 +867,24 @@ TEST_F(cq, withheld_copy_and_unproven_proposal_are_refused)
 	leader_decides(_metadata, self, &p[0]);
 	p[0].delay_ms = 3000;
 	p[0].help_ms = 40000;
-	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[1], SACRED_CQ_BAD_CARRY,
-					 "evil", 5));
-	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[1], SACRED_CQ_BAD_PROPOSE,
-					 "evil", 5));
-	p[1] = (struct proposer){ .cq = self->cq[1], .in = "P1",
-				  .mem = self->mem, .wait_revoked = true,
+	ASSERT_EQ(0,
+		  sacred_cheapq_misbehave(self->cheapq[1],
+					  SACRED_CHEAPQ_BAD_CARRY, "evil", 5));
+	ASSERT_EQ(0, sacred_cheapq_misbehave(self->cheapq[1],
+					     SACRED_CHEAPQ_BAD_PROPOSE, "evil",
+					     5));
+	p[1] = (struct proposer){ .cheapq = self->cheapq[1],
+				  .in = "P1",
+				  .mem = self->mem,
+				  .wait_revoked = true,
 				  .help_ms = 40000 };
-	p[2] = (struct proposer){ .cq = self->cq[2], .in = "P2",
+	p[2] = (struct proposer){ .cheapq = self->cheapq[2],
+				  .in = "P2",
 				  .help_ms = 40000 };
 	run(self, p, 7);
 	expect_one_of(_metadata, p, 5, in, 1);
 	EXPECT_TRUE(p[2].st.panicked);
-	EXPECT_EQ(SACRED_CQ_CARRY_COPY, p[2].st.carried);
+	EXPECT_EQ(SACRED_CHEAPQ_CARRY_COPY, p[2].st.carried);
 	EXPECT_EQ(2U, p[2].st.faulty);
 	/*
 	 * Round 1 (P1's, refused) was reached. Round 0's leader, the
@@ -873,7 +902,7 @@ TEST_F(cq, withheld_copy_and_unproven_proposal_are_refused)
  * it were believed. Its promise fails the signature check: P1 is caught,
  * and the backup decides the leader's value.
  */
-TEST_F(cq, forged_leader_signature_is_refused)
+TEST_F(cheapq, forged_leader_signature_is_refused)
 {
 	static const char *const in[] = { LEADS };
 	struct proposer p[NR_PROCS];
@@ -881,12 +910,12 @@ TEST_F(cq, forged_leader_signature_is_refused)
 	leader_decides(_metadata, self, &p[0]);
 	/* late enough that P2 sees P1's promise before anything decides */
 	p[0].delay_ms = 1500;
-	ASSERT_EQ(0, sacred_cq_misbehave(self->cq[1],
-					 SACRED_CQ_FORGED_CARRY, "evil", 5));
-	p[1] = (struct proposer){ .cq = self->cq[1], .in = "P1",
+	ASSERT_EQ(0, sacred_cheapq_misbehave(self->cheapq[1],
+					 SACRED_CHEAPQ_FORGED_CARRY, "evil", 5));
+	p[1] = (struct proposer){ .cheapq = self->cheapq[1], .in = "P1",
 				  .mem = self->mem, .wait_revoked = true,
 				  .help_ms = 4000 };
-	p[2] = (struct proposer){ .cq = self->cq[2], .in = "P2",
+	p[2] = (struct proposer){ .cheapq = self->cheapq[2], .in = "P2",
 				  .help_ms = 4000 };
 	run(self, p, 7);
 	expect_one_of(_metadata, p, 5, in, 1);
@@ -902,26 +931,26 @@ TEST_F(cq, forged_leader_signature_is_refused)
  * equivocation of a correct leader - and the followers decide that value
  * on the fast path without catching anybody.
  */
-TEST_F(cq, restarted_leader_proposes_what_it_signed)
+TEST_F(cheapq, restarted_leader_proposes_what_it_signed)
 {
 	static const char *const in[] = { LEADS };
 	struct proposer p[NR_PROCS];
 	size_t len;
 
 	leader_decides(_metadata, self, &p[0]);
-	sacred_cq_close(self->cq[0]);
-	self->cq[0] = NULL;
-	ASSERT_EQ(0, sacred_cq_open(&self->ca[0], &self->cq[0]));
-	ASSERT_EQ(0, sacred_cq_propose(self->cq[0], "another value", 14,
+	sacred_cheapq_close(self->cheapq[0]);
+	self->cheapq[0] = NULL;
+	ASSERT_EQ(0, sacred_cheapq_open(&self->ca[0], &self->cheapq[0]));
+	ASSERT_EQ(0, sacred_cheapq_propose(self->cheapq[0], "another value", 14,
 				       p[0].out, VALUE_MAX, &len));
 	p[0].out[len < VALUE_MAX ? len : VALUE_MAX] = '\0';
 	EXPECT_STREQ(LEADS, p[0].out);
-	sacred_cq_stats(self->cq[0], &p[0].st);
+	sacred_cheapq_stats(self->cheapq[0], &p[0].st);
 	EXPECT_TRUE(p[0].st.fast);
-	p[0] = (struct proposer){ .cq = self->cq[0], .in = LEADS,
+	p[0] = (struct proposer){ .cheapq = self->cheapq[0], .in = LEADS,
 				  .helper = true };
-	p[1] = (struct proposer){ .cq = self->cq[1], .in = "P1" };
-	p[2] = (struct proposer){ .cq = self->cq[2], .in = "P2" };
+	p[1] = (struct proposer){ .cheapq = self->cheapq[1], .in = "P1" };
+	p[2] = (struct proposer){ .cheapq = self->cheapq[2], .in = "P2" };
 	run(self, p, 7);
 	expect_one_of(_metadata, p, 6, in, 1);
 	EXPECT_TRUE(p[1].st.fast);

@@ -6,10 +6,10 @@
  * "On the (limited) power of non-equivocation", PODC'12). n >= 2f + 1
  * processes, f of them Byzantine; a minority of memories may crash.
  *
- * This file owns struct sacred_cq: the regions' layout and their setup,
+ * This file owns struct sacred_cheapq: the regions' layout and their setup,
  * the signed records, the fast path, the panic and the backup.
  *
- * Regions, the same ids on every memory (sacred_cq_setup() makes them):
+ * Regions, the same ids on every memory (sacred_cheapq_setup() makes them):
  *
  *   base              the leader region: revoke-only, the leader (process
  *                     0) read-write, everyone else read. Slot 0: the
@@ -17,7 +17,7 @@
  *   base + 1 + i      process i's region: swmr, i the writer. Slot 0: i's
  *                     signed copy of the leader's value (followers, every
  *                     process but the leader, copy) - the leader's mark
- *                     in the leader's region (cq_leader_resume()); slot
+ *                     in the leader's region (cheapq_leader_resume()); slot
  *                     1: i's signed panic; slot 2: "done" (i decided).
  *   base + 1 + n + i  process i's commit region: revoke-only, i
  *                     read-write. Slot 0: the unanimity certificate i saw
@@ -65,7 +65,7 @@
  *      takes cells only from memories where both succeeded. (Two quorum
  *      calls would not do: a memory that missed the revoke - down, or
  *      sitting out with a changePermission in flight (lib/rmem.c) - may
- *      be reconnected by cq_again() in between and counted by the read,
+ *      be reconnected by cheapq_again() in between and counted by the read,
  *      while j's commit can still land there after it.) So the read sees
  *      every commit that landed before. A correct follower decides on the
  *      fast path only after its commit reached a quorum, and that quorum
@@ -130,7 +130,7 @@
  * quorum, which holds a correct process - is v too. Round r waits
  * round_ms * (r + 1) for each of its steps.
  *
- * A decided process calls sacred_cq_help(), which writes "done" into its
+ * A decided process calls sacred_cheapq_help(), which writes "done" into its
  * slot 2 (not on the way to the decision: only helpers read it) and keeps
  * it in the backup (a quorum needs it) until every process is done or
  * time runs out.
@@ -153,21 +153,26 @@
 #include "internal.h"
 #include "sacred.h"
 
-#define CQ_VALUE_DOMAIN	"sacred-cq-value-v2"
-#define CQ_COPY_DOMAIN	"sacred-cq-copy-v2"
-#define CQ_PANIC_DOMAIN	"sacred-cq-panic-v2"
+/*
+ * Signature domains. They are part of the wire format (every process must
+ * sign with the same strings), so they keep the name the protocol had when
+ * they were fixed: "cq" in them is Cheap Quorum.
+ */
+#define CHEAPQ_VALUE_DOMAIN	"sacred-cq-value-v2"
+#define CHEAPQ_COPY_DOMAIN	"sacred-cq-copy-v2"
+#define CHEAPQ_PANIC_DOMAIN	"sacred-cq-panic-v2"
 /* Record: __le32 len, pad, leader signature, own signature, value. */
-#define CQ_HDR		(8 + 2 * SACRED_BZ_SIG_LEN)
-#define CQ_SIG		SACRED_BZ_SIG_LEN
+#define CHEAPQ_HDR		(8 + 2 * SACRED_BZ_SIG_LEN)
+#define CHEAPQ_SIG		SACRED_BZ_SIG_LEN
 /* Signed bytes start with the instance: __le32 base region, __le64 tag. */
-#define CQ_SIGNED_ID	12
+#define CHEAPQ_SIGNED_ID	12
 
 /* Slots of a process's region. */
-#define CQ_SLOT_COPY	0
-#define CQ_SLOT_MARK	0	/* the leader's region: it has no copy */
-#define CQ_SLOT_PANIC	1
-#define CQ_SLOT_DONE	2
-#define CQ_NR_SLOTS	3
+#define CHEAPQ_SLOT_COPY	0
+#define CHEAPQ_SLOT_MARK	0	/* the leader's region: no copy */
+#define CHEAPQ_SLOT_PANIC	1
+#define CHEAPQ_SLOT_DONE	2
+#define CHEAPQ_NR_SLOTS	3
 
 /* Backup messages: header, then the value, then its proof's signatures. */
 #define BK_PROMISE	1
@@ -178,30 +183,30 @@
 #define BK_SIGNED	0x2	/* flags: it comes with the leader's signature */
 #define BK_HDR		16
 
-/* How much a carried value weighs in the backup (struct cq_peer.rank). */
-#define CQ_PLAIN	0	/* some process's input: no proof */
-#define CQ_SIGNED	1	/* the leader signed it */
-#define CQ_CERTIFIED	2	/* it has a unanimity certificate */
+/* How much a carried value weighs in the backup (struct cheapq_peer.rank). */
+#define CHEAPQ_PLAIN	0	/* some process's input: no proof */
+#define CHEAPQ_SIGNED	1	/* the leader signed it */
+#define CHEAPQ_CERTIFIED	2	/* it has a unanimity certificate */
 
-#define CQ_DEFAULT_ROUNDS	8
-#define CQ_MAX_ROUNDS		64
+#define CHEAPQ_DEFAULT_ROUNDS	8
+#define CHEAPQ_MAX_ROUNDS		64
 
 /*
  * Polling a slot that is not there yet: the first pause is short - the
  * peer's write is about one round trip away - and each next one twice as
- * long, up to CQ_POLL_MAX_US. Others' panics are looked for from
- * CQ_PANIC_LOOK_MS into the fast path on, every CQ_PANIC_LOOK_MS.
+ * long, up to CHEAPQ_POLL_MAX_US. Others' panics are looked for from
+ * CHEAPQ_PANIC_LOOK_MS into the fast path on, every CHEAPQ_PANIC_LOOK_MS.
  */
-#define CQ_POLL_MIN_US		50
-#define CQ_POLL_MAX_US		1000
-#define CQ_PANIC_LOOK_MS	20
+#define CHEAPQ_POLL_MIN_US		50
+#define CHEAPQ_POLL_MAX_US		1000
+#define CHEAPQ_PANIC_LOOK_MS	20
 
 /**
- * struct cq_peer - what the backup checked of one process's messages
+ * struct cheapq_peer - what the backup checked of one process's messages
  * @next: messages 0 .. @next - 1 were delivered and are valid
  * @bad: the process sent an invalid message: ignored from then on
- * @rank: what its carried value comes with: CQ_PLAIN, CQ_SIGNED or
- *	CQ_CERTIFIED (checked)
+ * @rank: what its carried value comes with: CHEAPQ_PLAIN, CHEAPQ_SIGNED or
+ *	CHEAPQ_CERTIFIED (checked)
  * @carry_len: bytes of the carried value
  * @carry: the carried value (from its PROMISE(0))
  * @abal: the last round it accepted in, -1 for none
@@ -215,7 +220,7 @@
  * @prop_val: its value (value_max bytes each)
  * @acc: per round, its ACCEPT is valid
  */
-struct cq_peer {
+struct cheapq_peer {
 	unsigned int next;
 	bool bad;
 	uint8_t rank;
@@ -234,7 +239,7 @@ struct cq_peer {
 };
 
 /**
- * struct sacred_cq - one process's view of a Byzantine consensus instance
+ * struct sacred_cheapq - one process's view of a Byzantine consensus instance
  * @a: as opened
  * @n: processes
  * @me: this process
@@ -246,8 +251,8 @@ struct cq_peer {
  * @neb: the backup's broadcast
  * @rec: a record being built
  * @buf: one being read
- * @look: SACRED_RMEM_CHAIN_MAX records being read at once (cq_look())
- * @tag: the tag the instance's regions were made with (sacred_cq_setup())
+ * @look: SACRED_RMEM_CHAIN_MAX records being read at once (cheapq_look())
+ * @tag: the tag the instance's regions were made with (sacred_cheapq_setup())
  * @signed_buf: the bytes a signature covers
  * @msg: a backup message being built or read
  * @msg_max: the largest backup message
@@ -260,7 +265,7 @@ struct cq_peer {
  * @lsig: the leader's signature of it
  * @mysig: a follower's signature of its copy
  * @carry_lsig: the leader's signature of the value carried into the
- *	backup, when it is CQ_SIGNED
+ *	backup, when it is CHEAPQ_SIGNED
  * @panic_check: when to look for others' panics next (ms)
  * @stall: test hook: return after the copy
  * @cert: a unanimity certificate held: the leader's signature, then
@@ -269,10 +274,10 @@ struct cq_peer {
  * @cert_val: the certified value
  * @cert_len: its bytes
  * @decided: this process decided
- * @said_done: it wrote "done" (sacred_cq_help())
+ * @said_done: it wrote "done" (sacred_cheapq_help())
  * @dec: the decision
  * @dec_len: its bytes
- * @panicked: this process panicked (sacred_cq_propose() resumes there)
+ * @panicked: this process panicked (sacred_cheapq_propose() resumes there)
  * @pend: a backup message whose broadcast failed, to send again as it was
  * @pend_len: its bytes
  * @pend_k: its number, or -1 for none
@@ -280,7 +285,7 @@ struct cq_peer {
  *	leader region (the leader) - a panic revoked it: straight to the
  *	backup
  * @may_sign: the leader: it signed no value before this handle, and its
- *	mark is on a quorum (cq_leader_resume()): it may sign one
+ *	mark is on a quorum (cheapq_leader_resume()): it may sign one
  * @in_backup: this process has joined the backup
  * @round: the backup round this process is in
  * @peer: the backup's view of every process
@@ -290,8 +295,8 @@ struct cq_peer {
  * @bad_prop: test hook: propose this as backup leader
  * @bad_prop_len: its bytes, or -1 for none
  */
-struct sacred_cq {
-	struct sacred_cq_attr a;
+struct sacred_cheapq {
+	struct sacred_cheapq_attr a;
 	unsigned int n, me, quorum;
 	uint32_t pids[SACRED_BZ_MAX_PROCS];
 	struct sacred_slots *leader;
@@ -301,16 +306,16 @@ struct sacred_cq {
 	uint64_t tag;
 	uint8_t *rec, *buf, *look, *signed_buf, *msg;
 	size_t msg_max;
-	struct sacred_cq_stats stats;
+	struct sacred_cheapq_stats stats;
 	bool copied;
 	uint8_t *copy;
 	size_t copy_len;
-	uint8_t lsig[CQ_SIG];
-	uint8_t mysig[CQ_SIG];
-	uint8_t carry_lsig[CQ_SIG];
+	uint8_t lsig[CHEAPQ_SIG];
+	uint8_t mysig[CHEAPQ_SIG];
+	uint8_t carry_lsig[CHEAPQ_SIG];
 	uint64_t panic_check;
 	bool stall;
-	uint8_t cert[SACRED_BZ_MAX_PROCS * CQ_SIG];
+	uint8_t cert[SACRED_BZ_MAX_PROCS * CHEAPQ_SIG];
 	bool certified;
 	uint8_t *cert_val;
 	size_t cert_len;
@@ -326,23 +331,24 @@ struct sacred_cq {
 	bool may_sign;
 	bool in_backup;
 	unsigned int round;
-	struct cq_peer peer[SACRED_BZ_MAX_PROCS];
+	struct cheapq_peer peer[SACRED_BZ_MAX_PROCS];
 	uint8_t *bad_carry, *bad_prop;
 	ssize_t bad_carry_len, bad_prop_len;
 	bool forge_carry;
 };
 
 /* What the test hooks put where a leader's signature goes: not one. */
-static const uint8_t cq_forged_sig[CQ_SIG] = { [0 ... CQ_SIG - 1] = 0xa5 };
+static const uint8_t cheapq_forged_sig[CHEAPQ_SIG] = { [0 ... CHEAPQ_SIG - 1] =
+							       0xa5 };
 
-struct cq_rec {
+struct cheapq_rec {
 	uint32_t len;
 	const uint8_t *lsig;
 	const uint8_t *sig;
 	const uint8_t *val;
 };
 
-static uint64_t cq_now_ms(void)
+static uint64_t cheapq_now_ms(void)
 {
 	struct timespec ts;
 
@@ -350,27 +356,27 @@ static uint64_t cq_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static size_t cq_msg_max(unsigned int n, size_t value_max)
+static size_t cheapq_msg_max(unsigned int n, size_t value_max)
 {
-	return BK_HDR + value_max + (n + 1) * CQ_SIG;
+	return BK_HDR + value_max + (n + 1) * CHEAPQ_SIG;
 }
 
 /* A commit record: __le32 len, pad, the certificate's n signatures, value. */
-static size_t cq_commit_max(unsigned int n, size_t value_max)
+static size_t cheapq_commit_max(unsigned int n, size_t value_max)
 {
-	return 8 + n * CQ_SIG + value_max;
+	return 8 + n * CHEAPQ_SIG + value_max;
 }
 
 /* Bytes of a cell of @payload (lib/slots.c). */
-static size_t cq_cell_bytes(size_t payload)
+static size_t cheapq_cell_bytes(size_t payload)
 {
 	return (SACRED_CELL_HDR + payload + 7) & ~(size_t)7;
 }
 
 /* Bytes of a region of @nr_slots two-cell slots of @payload (lib/slots.c). */
-static uint64_t cq_region_bytes(size_t payload, unsigned int nr_slots)
+static uint64_t cheapq_region_bytes(size_t payload, unsigned int nr_slots)
 {
-	uint64_t cell = cq_cell_bytes(payload);
+	uint64_t cell = cheapq_cell_bytes(payload);
 
 	return (2 * cell * nr_slots + 4095) & ~(uint64_t)4095;
 }
@@ -380,103 +386,105 @@ static uint64_t cq_region_bytes(size_t payload, unsigned int nr_slots)
  * tag its regions were made with, so that no signature of an earlier
  * instance on the same region ids is good in this one - then @parts.
  */
-static size_t cq_signed(struct sacred_cq *cq, const void *a, size_t alen,
-			const void *b, size_t blen)
+static size_t cheapq_signed(struct sacred_cheapq *cheapq, const void *a,
+			    size_t alen, const void *b, size_t blen)
 {
-	uint32_t base = htole32(cq->a.base_region);
-	uint64_t tag = htole64(cq->tag);
+	uint32_t base = htole32(cheapq->a.base_region);
+	uint64_t tag = htole64(cheapq->tag);
 
-	memcpy(cq->signed_buf, &base, 4);
-	memcpy(cq->signed_buf + 4, &tag, 8);
-	memcpy(cq->signed_buf + CQ_SIGNED_ID, a, alen);
+	memcpy(cheapq->signed_buf, &base, 4);
+	memcpy(cheapq->signed_buf + 4, &tag, 8);
+	memcpy(cheapq->signed_buf + CHEAPQ_SIGNED_ID, a, alen);
 	if (blen)
-		memcpy(cq->signed_buf + CQ_SIGNED_ID + alen, b, blen);
-	return CQ_SIGNED_ID + alen + blen;
+		memcpy(cheapq->signed_buf + CHEAPQ_SIGNED_ID + alen, b, blen);
+	return CHEAPQ_SIGNED_ID + alen + blen;
 }
 
-static bool cq_leader_sig_ok(struct sacred_cq *cq, const void *v, size_t len,
-			     const uint8_t *lsig)
+static bool cheapq_leader_sig_ok(struct sacred_cheapq *cheapq, const void *v,
+				 size_t len, const uint8_t *lsig)
 {
-	size_t n = cq_signed(cq, v, len, NULL, 0);
+	size_t n = cheapq_signed(cheapq, v, len, NULL, 0);
 
-	return sacred_bz_verify(cq->a.keys, 0, CQ_VALUE_DOMAIN,
-				cq->signed_buf, n, lsig);
+	return sacred_bz_verify(cheapq->a.keys, 0, CHEAPQ_VALUE_DOMAIN,
+				cheapq->signed_buf, n, lsig);
 }
 
-static bool cq_copy_sig_ok(struct sacred_cq *cq, unsigned int who,
+static bool cheapq_copy_sig_ok(struct sacred_cheapq *cheapq, unsigned int who,
 			   const void *v, size_t len, const uint8_t *lsig,
 			   const uint8_t *sig)
 {
-	size_t n = cq_signed(cq, lsig, CQ_SIG, v, len);
+	size_t n = cheapq_signed(cheapq, lsig, CHEAPQ_SIG, v, len);
 
-	return sacred_bz_verify(cq->a.keys, who, CQ_COPY_DOMAIN,
-				cq->signed_buf, n, sig);
+	return sacred_bz_verify(cheapq->a.keys, who, CHEAPQ_COPY_DOMAIN,
+				cheapq->signed_buf, n, sig);
 }
 
-static bool cq_copy_ok(struct sacred_cq *cq, unsigned int who,
-		       const struct cq_rec *r)
+static bool cheapq_copy_ok(struct sacred_cheapq *cheapq, unsigned int who,
+		       const struct cheapq_rec *r)
 {
-	return cq_leader_sig_ok(cq, r->val, r->len, r->lsig) &&
-	       cq_copy_sig_ok(cq, who, r->val, r->len, r->lsig, r->sig);
+	return cheapq_leader_sig_ok(cheapq, r->val, r->len, r->lsig) &&
+	       cheapq_copy_sig_ok(cheapq, who, r->val, r->len, r->lsig, r->sig);
 }
 
 /*
  * A unanimity certificate for @v: the leader's signature, then the copy
- * signature of each follower 1 .. n - 1, CQ_SIG bytes each (follower p's
- * at @cert + p * CQ_SIG). The leader copies nothing: its signature of @v
+ * signature of each follower 1 .. n - 1, CHEAPQ_SIG bytes each (follower p's
+ * at @cert + p * CHEAPQ_SIG). The leader copies nothing: its signature of @v
  * is its word.
  */
-static bool cq_cert_ok(struct sacred_cq *cq, const void *v, size_t len,
-		       const uint8_t *cert)
+static bool cheapq_cert_ok(struct sacred_cheapq *cheapq, const void *v,
+			   size_t len, const uint8_t *cert)
 {
 	unsigned int p;
 
-	if (!cq_leader_sig_ok(cq, v, len, cert))
+	if (!cheapq_leader_sig_ok(cheapq, v, len, cert))
 		return false;
-	for (p = 1; p < cq->n; p++)
-		if (!cq_copy_sig_ok(cq, p, v, len, cert, cert + p * CQ_SIG))
+	for (p = 1; p < cheapq->n; p++)
+		if (!cheapq_copy_sig_ok(cheapq, p, v, len, cert,
+					cert + p * CHEAPQ_SIG))
 			return false;
 	return true;
 }
 
-static bool cq_parse(const struct sacred_cq *cq, const uint8_t *buf,
-		     size_t len, struct cq_rec *r)
+static bool cheapq_parse(const struct sacred_cheapq *cheapq, const uint8_t *buf,
+			 size_t len, struct cheapq_rec *r)
 {
 	uint32_t l;
 
-	if (len < CQ_HDR)
+	if (len < CHEAPQ_HDR)
 		return false;
 	memcpy(&l, buf, 4);
 	r->len = le32toh(l);
 	r->lsig = buf + 8;
-	r->sig = buf + 8 + CQ_SIG;
-	r->val = buf + CQ_HDR;
-	return r->len <= cq->a.value_max && r->len == len - CQ_HDR;
+	r->sig = buf + 8 + CHEAPQ_SIG;
+	r->val = buf + CHEAPQ_HDR;
+	return r->len <= cheapq->a.value_max && r->len == len - CHEAPQ_HDR;
 }
 
 /* Build a record: value, the leader's signature, and (copies) our own. */
-static size_t cq_build(struct sacred_cq *cq, const void *v, size_t len,
-		       const uint8_t *lsig, bool copy)
+static size_t cheapq_build(struct sacred_cheapq *cheapq, const void *v,
+			   size_t len, const uint8_t *lsig, bool copy)
 {
 	uint32_t l = htole32((uint32_t)len);
 	size_t n;
 
-	memset(cq->rec, 0, CQ_HDR);
-	memcpy(cq->rec, &l, 4);
-	memmove(cq->rec + CQ_HDR, v, len);
+	memset(cheapq->rec, 0, CHEAPQ_HDR);
+	memcpy(cheapq->rec, &l, 4);
+	memmove(cheapq->rec + CHEAPQ_HDR, v, len);
 	if (lsig) {
-		memmove(cq->rec + 8, lsig, CQ_SIG);
+		memmove(cheapq->rec + 8, lsig, CHEAPQ_SIG);
 	} else {
-		n = cq_signed(cq, v, len, NULL, 0);
-		sacred_bz_sign(cq->a.keys, CQ_VALUE_DOMAIN, cq->signed_buf, n,
-			       cq->rec + 8);
+		n = cheapq_signed(cheapq, v, len, NULL, 0);
+		sacred_bz_sign(cheapq->a.keys, CHEAPQ_VALUE_DOMAIN,
+			       cheapq->signed_buf, n, cheapq->rec + 8);
 	}
 	if (copy) {
-		n = cq_signed(cq, cq->rec + 8, CQ_SIG, v, len);
-		sacred_bz_sign(cq->a.keys, CQ_COPY_DOMAIN, cq->signed_buf, n,
-			       cq->rec + 8 + CQ_SIG);
+		n = cheapq_signed(cheapq, cheapq->rec + 8, CHEAPQ_SIG, v, len);
+		sacred_bz_sign(cheapq->a.keys, CHEAPQ_COPY_DOMAIN,
+			       cheapq->signed_buf, n,
+			       cheapq->rec + 8 + CHEAPQ_SIG);
 	}
-	return CQ_HDR + len;
+	return CHEAPQ_HDR + len;
 }
 
 /*
@@ -485,56 +493,56 @@ static size_t cq_build(struct sacred_cq *cq, const void *v, size_t len,
  * operation of ours may find them reset. Reconnect and try again, a few
  * times.
  */
-static bool cq_again(struct sacred_cq *cq, int ret, int *tries)
+static bool cheapq_again(struct sacred_cheapq *cheapq, int ret, int *tries)
 {
 	if ((ret != -ECONNRESET && ret != -ENOTCONN) || (*tries)++ >= 3)
 		return false;
-	sacred_rmem_revive(cq->a.rm);
+	sacred_rmem_revive(cheapq->a.rm);
 	return true;
 }
 
 /*
  * What this process carries into the backup: @v, of @rank; @lsig, the
- * leader's signature of it, for CQ_SIGNED.
+ * leader's signature of it, for CHEAPQ_SIGNED.
  */
-static void cq_carry(struct sacred_cq *cq, const void *v, size_t len,
-		     uint8_t rank, const uint8_t *lsig)
+static void cheapq_carry(struct sacred_cheapq *cheapq, const void *v,
+			 size_t len, uint8_t rank, const uint8_t *lsig)
 {
-	struct cq_peer *me = &cq->peer[cq->me];
+	struct cheapq_peer *me = &cheapq->peer[cheapq->me];
 
 	memmove(me->carry, v, len);
 	me->carry_len = len;
 	me->rank = rank;
 	if (lsig)
-		memmove(cq->carry_lsig, lsig, CQ_SIG);
+		memmove(cheapq->carry_lsig, lsig, CHEAPQ_SIG);
 }
 
 /*
  * Remember @v, signed by the leader with @lsig, as the value this process
  * holds and wrote (or is about to write): a follower's copy, the leader's
- * own value (cq->copied).
+ * own value (cheapq->copied).
  */
-static void cq_hold_copy(struct sacred_cq *cq, const void *v, size_t len,
-			 const uint8_t *lsig)
+static void cheapq_hold_copy(struct sacred_cheapq *cheapq, const void *v,
+			     size_t len, const uint8_t *lsig)
 {
-	memmove(cq->lsig, lsig, CQ_SIG);
-	memmove(cq->copy, v, len);
-	cq->copy_len = len;
-	cq->copied = true;
+	memmove(cheapq->lsig, lsig, CHEAPQ_SIG);
+	memmove(cheapq->copy, v, len);
+	cheapq->copy_len = len;
+	cheapq->copied = true;
 }
 
 /* Remember a certificate (value and signatures) as this process's. */
-static void cq_hold_cert(struct sacred_cq *cq, const void *v, size_t len,
-			 const uint8_t *cert)
+static void cheapq_hold_cert(struct sacred_cheapq *cheapq, const void *v,
+			     size_t len, const uint8_t *cert)
 {
-	memmove(cq->cert_val, v, len);
-	cq->cert_len = len;
-	memmove(cq->cert, cert, cq->n * CQ_SIG);
-	cq->certified = true;
+	memmove(cheapq->cert_val, v, len);
+	cheapq->cert_len = len;
+	memmove(cheapq->cert, cert, cheapq->n * CHEAPQ_SIG);
+	cheapq->certified = true;
 }
 
 /**
- * sacred_cq_setup() - create an instance's regions on memory instances
+ * sacred_cheapq_setup() - create an instance's regions on memory instances
  * @ctrl: netlink handle (as admin, on the memories' host)
  * @mem_ids: the memory instances
  * @nr_mems: how many
@@ -542,7 +550,7 @@ static void cq_hold_cert(struct sacred_cq *cq, const void *v, size_t len,
  *	ids (pids, or leader_pid + i); rm and keys are not used
  * @nr_procs: processes
  *
- * Creates the 1 + 3 * @nr_procs regions of the layout in lib/cq.c with
+ * Creates the 1 + 3 * @nr_procs regions of the layout in lib/cheapq.c with
  * their policies and ACLs, each as small as it can be, all with one tag
  * (sacred_region_new_tagged()): attr->tag, or a new random one if it is
  * 0. Signatures bind it, so nothing signed for an instance set up before
@@ -554,8 +562,8 @@ static void cq_hold_cert(struct sacred_cq *cq, const void *v, size_t len,
  * sacred_region_new() and sacred_region_set_acl() (regions made before a
  * failure stay).
  */
-int sacred_cq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
-		    unsigned int nr_mems, const struct sacred_cq_attr *attr,
+int sacred_cheapq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
+		    unsigned int nr_mems, const struct sacred_cheapq_attr *attr,
 		    unsigned int nr_procs)
 {
 	struct sacred_acl_entry acl[SACRED_BZ_MAX_PROCS];
@@ -567,14 +575,14 @@ int sacred_cq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
 	if (!ctrl || !mem_ids || !attr || nr_procs < 2 ||
 	    nr_procs > SACRED_BZ_MAX_PROCS || attr->value_max > (1U << 16))
 		return -EINVAL;
-	rounds = attr->rounds ? attr->rounds : CQ_DEFAULT_ROUNDS;
-	if (rounds > CQ_MAX_ROUNDS)
+	rounds = attr->rounds ? attr->rounds : CHEAPQ_DEFAULT_ROUNDS;
+	if (rounds > CHEAPQ_MAX_ROUNDS)
 		return -EINVAL;
 	tag = attr->tag;
 	while (!tag)
 		if (getrandom(&tag, sizeof(tag), 0) != sizeof(tag))
 			return -errno;
-	rec = CQ_HDR + attr->value_max;
+	rec = CHEAPQ_HDR + attr->value_max;
 	for (kind = 0; kind < 4; kind++) {
 		for (p = 0; p < (kind ? nr_procs : 1); p++) {
 			uint32_t id = attr->base_region;
@@ -582,27 +590,27 @@ int sacred_cq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
 
 			switch (kind) {
 			case 0:
-				size = cq_region_bytes(rec, 1);
+				size = cheapq_region_bytes(rec, 1);
 				policy = SACRED_POLICY_REVOKE_ONLY;
 				break;
 			case 1:
 				id += 1 + p;
-				size = cq_region_bytes(rec, CQ_NR_SLOTS);
+				size = cheapq_region_bytes(rec,
+							   CHEAPQ_NR_SLOTS);
 				break;
 			case 2:
 				id += 1 + nr_procs + p;
-				size = cq_region_bytes(
-					cq_commit_max(nr_procs,
-						      attr->value_max),
-					1);
+				size = cheapq_commit_max(nr_procs,
+							 attr->value_max);
+				size = cheapq_region_bytes(size, 1);
 				policy = SACRED_POLICY_REVOKE_ONLY;
 				break;
 			default:
 				id += 1 + 2 * nr_procs + p;
-				size = cq_region_bytes(cq_msg_max(nr_procs,
-							attr->value_max) + 88,
-						       3 * rounds *
-						       (nr_procs + 1));
+				size = cheapq_msg_max(nr_procs,
+						      attr->value_max) + 88;
+				size = cheapq_region_bytes(size, 3 * rounds *
+							   (nr_procs + 1));
 				break;
 			}
 			for (i = 0; i < nr_procs; i++)
@@ -616,9 +624,8 @@ int sacred_cq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
 						SACRED_ACCESS_READ,
 				};
 			for (j = 0; j < nr_mems; j++) {
-				ret = sacred_region_new_tagged(ctrl,
-							       mem_ids[j], id,
-							       size, policy,
+				ret = sacred_region_new_tagged(ctrl, mem_ids[j],
+							       id, size, policy,
 							       tag, NULL);
 				if (!ret)
 					ret = sacred_region_set_acl(ctrl,
@@ -633,12 +640,12 @@ int sacred_cq_setup(struct sacred_ctrl *ctrl, const uint32_t *mem_ids,
 	return 0;
 }
 
-static void cq_free_peers(struct sacred_cq *cq)
+static void cheapq_free_peers(struct sacred_cheapq *cheapq)
 {
 	unsigned int p;
 
 	for (p = 0; p < SACRED_BZ_MAX_PROCS; p++) {
-		struct cq_peer *pe = &cq->peer[p];
+		struct cheapq_peer *pe = &cheapq->peer[p];
 
 		free(pe->carry);
 		free(pe->aval);
@@ -653,13 +660,13 @@ static void cq_free_peers(struct sacred_cq *cq)
 	}
 }
 
-static int cq_alloc_peers(struct sacred_cq *cq)
+static int cheapq_alloc_peers(struct sacred_cheapq *cheapq)
 {
-	unsigned int p, r = cq->a.rounds;
-	size_t vm = cq->a.value_max + 1;
+	unsigned int p, r = cheapq->a.rounds;
+	size_t vm = cheapq->a.value_max + 1;
 
-	for (p = 0; p < cq->n; p++) {
-		struct cq_peer *pe = &cq->peer[p];
+	for (p = 0; p < cheapq->n; p++) {
+		struct cheapq_peer *pe = &cheapq->peer[p];
 
 		pe->carry = malloc(vm);
 		pe->aval = malloc(vm);
@@ -681,12 +688,13 @@ static int cq_alloc_peers(struct sacred_cq *cq)
 
 /*
  * The leader's signed value from a read of the leader region that
- * returned @ret, the cell's payload in cq->buf and @v: into @r. Returns
+ * returned @ret, the cell's payload in cheapq->buf and @v: into @r. Returns
  * 0; -EAGAIN (nothing there); -EBADMSG (not a value the leader signed);
  * @ret, a replicated-memory error.
  */
-static int cq_leader_value(struct sacred_cq *cq, int ret,
-			   const struct sacred_cell_view *v, struct cq_rec *r)
+static int cheapq_leader_value(struct sacred_cheapq *cheapq, int ret,
+			       const struct sacred_cell_view *v,
+			       struct cheapq_rec *r)
 {
 	if (ret == -ENODATA)
 		return -EAGAIN;
@@ -694,119 +702,120 @@ static int cq_leader_value(struct sacred_cq *cq, int ret,
 		return -EBADMSG;
 	if (ret)
 		return ret;
-	if (!cq_parse(cq, cq->buf, v->len, r) ||
-	    !cq_leader_sig_ok(cq, r->val, r->len, r->lsig))
+	if (!cheapq_parse(cheapq, cheapq->buf, v->len, r) ||
+	    !cheapq_leader_sig_ok(cheapq, r->val, r->len, r->lsig))
 		return -EBADMSG;
 	return 0;
 }
 
 /*
- * The leader's signed value, if one is there: into cq->buf / @r. With
+ * The leader's signed value, if one is there: into cheapq->buf / @r. With
  * @revoke, at each memory the read is sent only after that
  * changePermission was answered there, and only memories where both
  * succeeded count (sacred_slots_read_after()). Returns as
- * cq_leader_value(); -EPERM when the policies refused @revoke.
+ * cheapq_leader_value(); -EPERM when the policies refused @revoke.
  */
-static int cq_read_leader(struct sacred_cq *cq,
+static int cheapq_read_leader(struct sacred_cheapq *cheapq,
 			  const struct sacred_perm_req *revoke,
-			  struct cq_rec *r)
+			  struct cheapq_rec *r)
 {
-	size_t max = CQ_HDR + cq->a.value_max;
+	size_t max = CHEAPQ_HDR + cheapq->a.value_max;
 	struct sacred_cell_view v;
 	int ret;
 
 	if (revoke) {
-		cq->stats.round_trips += 2;
-		ret = sacred_slots_read_after(cq->leader, 0, revoke, cq->buf,
-					      max, &v);
+		cheapq->stats.round_trips += 2;
+		ret = sacred_slots_read_after(cheapq->leader, 0, revoke,
+					      cheapq->buf, max, &v);
 	} else {
-		cq->stats.round_trips++;
-		ret = sacred_slots_read(cq->leader, 0, cq->buf, max, &v);
+		cheapq->stats.round_trips++;
+		ret = sacred_slots_read(cheapq->leader, 0, cheapq->buf, max,
+					&v);
 	}
-	return cq_leader_value(cq, ret, &v, r);
+	return cheapq_leader_value(cheapq, ret, &v, r);
 }
 
 /*
- * The leader may sign (cq->may_sign) once its mark is on a quorum: the
+ * The leader may sign (cheapq->may_sign) once its mark is on a quorum: the
  * mark is written, in this handle, before any value is ever signed.
  */
-static void cq_leader_mark(struct sacred_cq *cq)
+static void cheapq_leader_mark(struct sacred_cheapq *cheapq)
 {
 	static const char mark[] = "leader";
 	int tries = 0;
 	int ret;
 
 	do {
-		cq->stats.round_trips++;
-		ret = sacred_slots_write(cq->procs[0], CQ_SLOT_MARK, mark,
-					 sizeof(mark));
-	} while (cq_again(cq, ret, &tries));
-	cq->may_sign = !ret;
+		cheapq->stats.round_trips++;
+		ret = sacred_slots_write(cheapq->procs[0], CHEAPQ_SLOT_MARK,
+					 mark, sizeof(mark));
+	} while (cheapq_again(cheapq, ret, &tries));
+	cheapq->may_sign = !ret;
 }
 
 /*
  * The leader, before it signs anything. It signs only after its mark
- * reached a quorum (cq_leader_mark()), so a quorum read that finds no
+ * reached a quorum (cheapq_leader_mark()), so a quorum read that finds no
  * mark proves it never signed: it marks, and may sign - one write at its
  * first open, even with a memory down. With the mark there, a value it
- * signed with an earlier handle is the one it proposes (cq_hold_copy()).
+ * signed with an earlier handle is the one it proposes (cheapq_hold_copy()).
  * That write may have reached a single memory before a crash, which a
  * quorum read can miss: so the leader region is read from every memory,
  * and only if all of them answer and none holds a signed value may it
  * sign. Returns 0 or a read's error.
  */
-static int cq_leader_resume(struct sacred_cq *cq)
+static int cheapq_leader_resume(struct sacred_cheapq *cheapq)
 {
-	size_t max = CQ_HDR + cq->a.value_max;
+	size_t max = CHEAPQ_HDR + cheapq->a.value_max;
 	struct sacred_cell_view v;
 	bool every = false;
-	struct cq_rec lr;
+	struct cheapq_rec lr;
 	int tries = 0;
 	int ret;
 
 	do {
-		cq->stats.round_trips++;
-		ret = sacred_slots_read(cq->procs[0], CQ_SLOT_MARK, cq->buf,
-					max, &v);
-	} while (cq_again(cq, ret, &tries));
+		cheapq->stats.round_trips++;
+		ret = sacred_slots_read(cheapq->procs[0], CHEAPQ_SLOT_MARK,
+					cheapq->buf, max, &v);
+	} while (cheapq_again(cheapq, ret, &tries));
 	if (ret == -ENODATA) {
-		cq_leader_mark(cq);
+		cheapq_leader_mark(cheapq);
 		return 0;
 	}
-	if (ret && ret != -ENOSPC)	/* -ENOSPC: not ours, but a cell */
+	if (ret && ret != -ENOSPC) /* -ENOSPC: not ours, but a cell */
 		return ret;
 
 	tries = 0;
 	do {
-		cq->stats.round_trips++;
-		ret = sacred_slots_read_every(cq->leader, 0, cq->buf, max, &v,
-					      &every);
-		ret = cq_leader_value(cq, ret, &v, &lr);
-	} while (cq_again(cq, ret, &tries));
+		cheapq->stats.round_trips++;
+		ret = sacred_slots_read_every(cheapq->leader, 0, cheapq->buf,
+					      max, &v, &every);
+		ret = cheapq_leader_value(cheapq, ret, &v, &lr);
+	} while (cheapq_again(cheapq, ret, &tries));
 	if (!ret) {
-		cq_hold_copy(cq, lr.val, lr.len, lr.lsig);
+		cheapq_hold_copy(cheapq, lr.val, lr.len, lr.lsig);
 		return 0;
 	}
 	if (ret != -EAGAIN && ret != -EBADMSG)
 		return ret;
 	if (every)
-		cq_leader_mark(cq);
+		cheapq_leader_mark(cheapq);
 	return 0;
 }
 
 /**
- * sacred_cq_open() - join a Byzantine consensus instance
- * @attr: see &struct sacred_cq_attr
- * @cqp: on success, the handle
+ * sacred_cheapq_open() - join a Byzantine consensus instance
+ * @attr: see &struct sacred_cheapq_attr
+ * @cheapqp: on success, the handle
  *
- * The leader looks for its mark (cq_leader_resume()): at its first open it
+ * The leader looks for its mark (cheapq_leader_resume()): at its first open it
  * writes it, and may sign; opened again, it reads the leader region from
  * every memory: a value it signed there with an earlier handle (before a
  * crash and restart) is the one it proposes - it never signs a second;
  * with a memory silent and nothing on the others it cannot tell, and
- * sacred_cq_propose() asks again. Like sacred_pmp_open()'s read and the
+ * sacred_cheapq_propose() asks again. Like sacred_pmp_open()'s read and the
  * panic's, it brings connections fenced by an earlier instance back
- * (cq_again()).
+ * (cheapq_again()).
  *
  * A process whose write on its commit region (the leader: on the leader
  * region) was revoked already - someone panicked before it opened - still
@@ -815,80 +824,84 @@ static int cq_leader_resume(struct sacred_cq *cq)
  *
  * Return: 0; -EINVAL; -ENOMEM; -EPERM when this process cannot write its
  * own region; -EPROTO when the regions were not made with one tag (see
- * sacred_cq_setup()), or not with attr->tag if it is set; the errors of
+ * sacred_cheapq_setup()), or not with attr->tag if it is set; the errors of
  * sacred_slots_open() and
  * sacred_neb_open(); as
  * the leader, the errors of reading the leader region (a quorum must
  * answer).
  */
-int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
+int sacred_cheapq_open(const struct sacred_cheapq_attr *attr,
+		       struct sacred_cheapq **cheapqp)
 {
 	struct sacred_neb_attr na;
 	unsigned int p, n;
-	struct sacred_cq *cq;
+	struct sacred_cheapq *cheapq;
 	size_t rec;
 	int ret;
 
-	if (!attr || !cqp || !attr->rm || !attr->keys ||
+	if (!attr || !cheapqp || !attr->rm || !attr->keys ||
 	    attr->value_max > (1U << 16) || attr->timeout_ms < 0 ||
-	    attr->round_ms < 0 || attr->rounds > CQ_MAX_ROUNDS)
+	    attr->round_ms < 0 || attr->rounds > CHEAPQ_MAX_ROUNDS)
 		return -EINVAL;
 	n = sacred_bz_nr_procs(attr->keys);
 	if (n < 2)
 		return -EINVAL;
-	cq = calloc(1, sizeof(*cq));
-	if (!cq)
+	cheapq = calloc(1, sizeof(*cheapq));
+	if (!cheapq)
 		return -ENOMEM;
-	cq->a = *attr;
-	if (!cq->a.timeout_ms)
-		cq->a.timeout_ms = 1000;
-	if (!cq->a.round_ms)
-		cq->a.round_ms = cq->a.timeout_ms;
-	if (!cq->a.rounds)
-		cq->a.rounds = CQ_DEFAULT_ROUNDS;
-	cq->a.pids = NULL;
-	cq->n = n;
-	cq->quorum = n / 2 + 1;
-	cq->me = sacred_bz_me(attr->keys);
+	cheapq->a = *attr;
+	if (!cheapq->a.timeout_ms)
+		cheapq->a.timeout_ms = 1000;
+	if (!cheapq->a.round_ms)
+		cheapq->a.round_ms = cheapq->a.timeout_ms;
+	if (!cheapq->a.rounds)
+		cheapq->a.rounds = CHEAPQ_DEFAULT_ROUNDS;
+	cheapq->a.pids = NULL;
+	cheapq->n = n;
+	cheapq->quorum = n / 2 + 1;
+	cheapq->me = sacred_bz_me(attr->keys);
 	for (p = 0; p < n; p++)
-		cq->pids[p] = attr->pids ? attr->pids[p] : attr->leader_pid + p;
-	cq->bad_carry_len = -1;
-	cq->bad_prop_len = -1;
-	cq->msg_max = cq_msg_max(n, attr->value_max);
-	rec = CQ_HDR + attr->value_max;
+		cheapq->pids[p] = attr->pids ? attr->pids[p] :
+					       attr->leader_pid + p;
+	cheapq->bad_carry_len = -1;
+	cheapq->bad_prop_len = -1;
+	cheapq->msg_max = cheapq_msg_max(n, attr->value_max);
+	rec = CHEAPQ_HDR + attr->value_max;
 	ret = -ENOMEM;
-	cq->rec = malloc(rec + n * CQ_SIG);
-	cq->buf = malloc(rec + n * CQ_SIG);
-	cq->look = malloc(SACRED_RMEM_CHAIN_MAX * rec);
-	cq->signed_buf = malloc(CQ_SIGNED_ID + CQ_SIG + attr->value_max);
-	cq->msg = malloc(cq->msg_max);
-	cq->pend = malloc(cq->msg_max);
-	cq->pend_k = -1;
-	cq->copy = malloc(attr->value_max + 1);
-	cq->cert_val = malloc(attr->value_max + 1);
-	cq->dec = malloc(attr->value_max + 1);
-	cq->bad_carry = malloc(attr->value_max + 1);
-	cq->bad_prop = malloc(attr->value_max + 1);
-	if (!cq->rec || !cq->buf || !cq->look || !cq->signed_buf || !cq->msg ||
-	    !cq->pend ||
-	    !cq->copy || !cq->cert_val || !cq->dec || !cq->bad_carry ||
-	    !cq->bad_prop)
+	cheapq->rec = malloc(rec + n * CHEAPQ_SIG);
+	cheapq->buf = malloc(rec + n * CHEAPQ_SIG);
+	cheapq->look = malloc(SACRED_RMEM_CHAIN_MAX * rec);
+	cheapq->signed_buf =
+		malloc(CHEAPQ_SIGNED_ID + CHEAPQ_SIG + attr->value_max);
+	cheapq->msg = malloc(cheapq->msg_max);
+	cheapq->pend = malloc(cheapq->msg_max);
+	cheapq->pend_k = -1;
+	cheapq->copy = malloc(attr->value_max + 1);
+	cheapq->cert_val = malloc(attr->value_max + 1);
+	cheapq->dec = malloc(attr->value_max + 1);
+	cheapq->bad_carry = malloc(attr->value_max + 1);
+	cheapq->bad_prop = malloc(attr->value_max + 1);
+	if (!cheapq->rec || !cheapq->buf || !cheapq->look ||
+	    !cheapq->signed_buf || !cheapq->msg || !cheapq->pend ||
+	    !cheapq->copy || !cheapq->cert_val || !cheapq->dec ||
+	    !cheapq->bad_carry || !cheapq->bad_prop)
 		goto err;
-	ret = cq_alloc_peers(cq);
+	ret = cheapq_alloc_peers(cheapq);
 	if (ret)
 		goto err;
 	ret = sacred_slots_open(attr->rm, attr->base_region, rec, 1, 0,
-				&cq->leader);
+				&cheapq->leader);
 	if (ret)
 		goto err;
 	for (p = 0; p < n; p++) {
 		ret = sacred_slots_open(attr->rm, attr->base_region + 1 + p,
-					rec, CQ_NR_SLOTS, 0, &cq->procs[p]);
+					rec, CHEAPQ_NR_SLOTS, 0,
+					&cheapq->procs[p]);
 		if (ret)
 			goto err;
 		ret = sacred_slots_open(attr->rm, attr->base_region + 1 + n + p,
-					cq_commit_max(n, attr->value_max), 1, 0,
-					&cq->commit[p]);
+					cheapq_commit_max(n, attr->value_max),
+					1, 0, &cheapq->commit[p]);
 		if (ret)
 			goto err;
 	}
@@ -896,116 +909,117 @@ int sacred_cq_open(const struct sacred_cq_attr *attr, struct sacred_cq **cqp)
 		.rm = attr->rm,
 		.keys = attr->keys,
 		.base_region = attr->base_region + 1 + 2 * n,
-		.nr_msgs = 3 * cq->a.rounds,
-		.msg_max = cq->msg_max,
+		.nr_msgs = 3 * cheapq->a.rounds,
+		.msg_max = cheapq->msg_max,
 	};
-	ret = sacred_neb_open(&na, &cq->neb);
+	ret = sacred_neb_open(&na, &cheapq->neb);
 	if (ret)
 		goto err;
 	/* Attached by now: the memories told the regions' tag. */
 	ret = sacred_rmem_span_tag(attr->rm, attr->base_region, 1 + 3 * n,
-				   &cq->tag);
-	if (!ret && attr->tag && cq->tag != attr->tag)
+				   &cheapq->tag);
+	if (!ret && attr->tag && cheapq->tag != attr->tag)
 		ret = -EPROTO;
 	if (ret)
 		goto err;
 	ret = -EPERM;
-	if (!sacred_slots_writer(cq->procs[cq->me]))
+	if (!sacred_slots_writer(cheapq->procs[cheapq->me]))
 		goto err;
 	/* Revoke-only regions: a panic may have taken these already. */
-	cq->no_fast = !sacred_slots_writer(cq->me ? cq->commit[cq->me] :
-						    cq->leader);
-	if (cq->me == 0) {
+	cheapq->no_fast = !sacred_slots_writer(
+		cheapq->me ? cheapq->commit[cheapq->me] : cheapq->leader);
+	if (cheapq->me == 0) {
 		/* Connections fenced by an earlier instance come back too. */
-		ret = cq_leader_resume(cq);
+		ret = cheapq_leader_resume(cheapq);
 		if (ret)
 			goto err;
 	}
-	*cqp = cq;
+	*cheapqp = cheapq;
 	return 0;
 
 err:
-	sacred_cq_close(cq);
+	sacred_cheapq_close(cheapq);
 	return ret;
 }
 
-/** sacred_cq_close() - free @cq; NULL is ok */
-void sacred_cq_close(struct sacred_cq *cq)
+/** sacred_cheapq_close() - free @cheapq; NULL is ok */
+void sacred_cheapq_close(struct sacred_cheapq *cheapq)
 {
 	unsigned int p;
 
-	if (!cq)
+	if (!cheapq)
 		return;
-	sacred_neb_close(cq->neb);
-	sacred_slots_close(cq->leader);
+	sacred_neb_close(cheapq->neb);
+	sacred_slots_close(cheapq->leader);
 	for (p = 0; p < SACRED_BZ_MAX_PROCS; p++) {
-		sacred_slots_close(cq->procs[p]);
-		sacred_slots_close(cq->commit[p]);
+		sacred_slots_close(cheapq->procs[p]);
+		sacred_slots_close(cheapq->commit[p]);
 	}
-	cq_free_peers(cq);
-	free(cq->rec);
-	free(cq->buf);
-	free(cq->look);
-	free(cq->signed_buf);
-	free(cq->msg);
-	free(cq->pend);
-	free(cq->copy);
-	free(cq->cert_val);
-	free(cq->dec);
-	free(cq->bad_carry);
-	free(cq->bad_prop);
-	free(cq);
+	cheapq_free_peers(cheapq);
+	free(cheapq->rec);
+	free(cheapq->buf);
+	free(cheapq->look);
+	free(cheapq->signed_buf);
+	free(cheapq->msg);
+	free(cheapq->pend);
+	free(cheapq->copy);
+	free(cheapq->cert_val);
+	free(cheapq->dec);
+	free(cheapq->bad_carry);
+	free(cheapq->bad_prop);
+	free(cheapq);
 }
 
 /* Has anyone panicked? */
-static bool cq_someone_panicked(struct sacred_cq *cq)
+static bool cheapq_someone_panicked(struct sacred_cheapq *cheapq)
 {
 	struct sacred_cell_view v;
 	unsigned int p;
 	size_t n;
 
-	for (p = 0; p < cq->n; p++) {
-		if (p == cq->me)
+	for (p = 0; p < cheapq->n; p++) {
+		if (p == cheapq->me)
 			continue;
-		cq->stats.round_trips++;
-		if (sacred_slots_read(cq->procs[p], CQ_SLOT_PANIC, cq->buf,
-				      CQ_HDR + cq->a.value_max, &v) ||
-		    v.len < CQ_HDR)
+		cheapq->stats.round_trips++;
+		if (sacred_slots_read(cheapq->procs[p], CHEAPQ_SLOT_PANIC,
+				      cheapq->buf,
+				      CHEAPQ_HDR + cheapq->a.value_max, &v) ||
+		    v.len < CHEAPQ_HDR)
 			continue;
-		n = cq_signed(cq, "panic", 5, NULL, 0);
-		if (sacred_bz_verify(cq->a.keys, p, CQ_PANIC_DOMAIN,
-				     cq->signed_buf, n,
-				     cq->buf + 8 + CQ_SIG))
+		n = cheapq_signed(cheapq, "panic", 5, NULL, 0);
+		if (sacred_bz_verify(cheapq->a.keys, p, CHEAPQ_PANIC_DOMAIN,
+				     cheapq->signed_buf, n,
+				     cheapq->buf + 8 + CHEAPQ_SIG))
 			return true;
 	}
 	return false;
 }
 
 /*
- * Time to panic: @deadline passed, or (looked for every CQ_PANIC_LOOK_MS:
+ * Time to panic: @deadline passed, or (looked for every CHEAPQ_PANIC_LOOK_MS:
  * each look is n - 1 reads) someone else panicked.
  */
-static bool cq_should_panic(struct sacred_cq *cq, uint64_t deadline)
+static bool cheapq_should_panic(struct sacred_cheapq *cheapq, uint64_t deadline)
 {
-	uint64_t now = cq_now_ms();
+	uint64_t now = cheapq_now_ms();
 
 	if (now >= deadline)
 		return true;
-	if (now < cq->panic_check)
+	if (now < cheapq->panic_check)
 		return false;
-	cq->panic_check = now + CQ_PANIC_LOOK_MS;
-	return cq_someone_panicked(cq);
+	cheapq->panic_check = now + CHEAPQ_PANIC_LOOK_MS;
+	return cheapq_someone_panicked(cheapq);
 }
 
 /*
  * Pause before polling again: *@us, which then doubles up to
- * CQ_POLL_MAX_US. The caller checks its deadline between polls, so a peer
+ * CHEAPQ_POLL_MAX_US. The caller checks its deadline between polls, so a peer
  * that never writes still ends in a panic.
  */
-static void cq_pause(unsigned int *us)
+static void cheapq_pause(unsigned int *us)
 {
 	usleep(*us);
-	*us = *us * 2 < CQ_POLL_MAX_US ? *us * 2 : CQ_POLL_MAX_US;
+	*us = *us * 2 < CHEAPQ_POLL_MAX_US ? *us * 2 : CHEAPQ_POLL_MAX_US;
 }
 
 /*
@@ -1014,39 +1028,41 @@ static void cq_pause(unsigned int *us)
  * only memories that answered the revoke first, where no commit of @p can
  * land any more. A valid certificate there becomes ours.
  */
-static int cq_freeze_commit(struct sacred_cq *cq, unsigned int p)
+static int cheapq_freeze_commit(struct sacred_cheapq *cheapq, unsigned int p)
 {
 	struct sacred_perm_req req = {
-		.region_id = cq->a.base_region + 1 + cq->n + p,
+		.region_id = cheapq->a.base_region + 1 + cheapq->n + p,
 		.access = 0,
-		.target = cq->pids[p],
+		.target = cheapq->pids[p],
 	};
-	size_t max = cq_commit_max(cq->n, cq->a.value_max);
+	size_t max = cheapq_commit_max(cheapq->n, cheapq->a.value_max);
 	struct sacred_cell_view v;
-	struct cq_rec r;
+	struct cheapq_rec r;
 	int tries = 0;
 	int ret;
 
-	cq->stats.round_trips += 2;
+	cheapq->stats.round_trips += 2;
 	/* Each attempt revokes again, then reads, at every memory. */
 	do {
-		ret = sacred_slots_read_after(cq->commit[p], 0, &req, cq->buf,
-					      max, &v);
-	} while (cq_again(cq, ret, &tries));
+		ret = sacred_slots_read_after(cheapq->commit[p], 0, &req,
+					      cheapq->buf, max, &v);
+	} while (cheapq_again(cheapq, ret, &tries));
 	if (ret == -ENODATA || ret == -ENOSPC)
 		return 0;
 	if (ret)
 		return ret;
 	/* Commit record: __le32 len, pad, n signatures, value. */
-	if (v.len < 8 + cq->n * CQ_SIG)
+	if (v.len < 8 + cheapq->n * CHEAPQ_SIG)
 		return 0;
-	memcpy(&r.len, cq->buf, 4);
+	memcpy(&r.len, cheapq->buf, 4);
 	r.len = le32toh(r.len);
-	if (r.len > cq->a.value_max || r.len != v.len - 8 - cq->n * CQ_SIG)
+	if (r.len > cheapq->a.value_max ||
+	    r.len != v.len - 8 - cheapq->n * CHEAPQ_SIG)
 		return 0;
-	r.val = cq->buf + 8 + cq->n * CQ_SIG;
-	if (!cq->certified && cq_cert_ok(cq, r.val, r.len, cq->buf + 8))
-		cq_hold_cert(cq, r.val, r.len, cq->buf + 8);
+	r.val = cheapq->buf + 8 + cheapq->n * CHEAPQ_SIG;
+	if (!cheapq->certified &&
+	    cheapq_cert_ok(cheapq, r.val, r.len, cheapq->buf + 8))
+		cheapq_hold_cert(cheapq, r.val, r.len, cheapq->buf + 8);
 	return 0;
 }
 
@@ -1054,29 +1070,29 @@ static int cq_freeze_commit(struct sacred_cq *cq, unsigned int p)
  * Panic: revoke the leader's write for good, tell the others, freeze
  * every commit region and pick the value to carry into the backup.
  */
-static int cq_panic(struct sacred_cq *cq, const void *v, size_t len)
+static int cheapq_panic(struct sacred_cheapq *cheapq, const void *v, size_t len)
 {
 	struct sacred_perm_req req = {
-		.region_id = cq->a.base_region,
+		.region_id = cheapq->a.base_region,
 		.access = 0,
-		.target = cq->pids[0],
+		.target = cheapq->pids[0],
 	};
 	struct sacred_cell_view view;
-	struct cq_rec r;
-	uint8_t sig[CQ_SIG];
+	struct cheapq_rec r;
+	uint8_t sig[CHEAPQ_SIG];
 	unsigned int p;
 	int tries = 0;
 	size_t n;
 	int ret;
 
-	cq->stats.panicked = true;
-	cq->panicked = true;
+	cheapq->stats.panicked = true;
+	cheapq->panicked = true;
 	/* The leader's own connections are fenced by the revoke: back. */
-	sacred_rmem_revive(cq->a.rm);
-	cq->stats.round_trips++;
+	sacred_rmem_revive(cheapq->a.rm);
+	cheapq->stats.round_trips++;
 	do {
-		ret = sacred_rmem_change_perm(cq->a.rm, &req, NULL);
-	} while (cq_again(cq, ret, &tries));
+		ret = sacred_rmem_change_perm(cheapq->a.rm, &req, NULL);
+	} while (cheapq_again(cheapq, ret, &tries));
 	/*
 	 * A repeated revoke is accepted; -EPERM means the leader region is
 	 * not revoke-only (or this process no member): the leader keeps
@@ -1085,24 +1101,26 @@ static int cq_panic(struct sacred_cq *cq, const void *v, size_t len)
 	if (ret)
 		return ret;
 
-	n = cq_signed(cq, "panic", 5, NULL, 0);
-	sacred_bz_sign(cq->a.keys, CQ_PANIC_DOMAIN, cq->signed_buf, n, sig);
-	memset(cq->rec, 0, CQ_HDR);
-	memcpy(cq->rec + 8 + CQ_SIG, sig, sizeof(sig));
-	cq->stats.round_trips++;
+	n = cheapq_signed(cheapq, "panic", 5, NULL, 0);
+	sacred_bz_sign(cheapq->a.keys, CHEAPQ_PANIC_DOMAIN, cheapq->signed_buf,
+		       n, sig);
+	memset(cheapq->rec, 0, CHEAPQ_HDR);
+	memcpy(cheapq->rec + 8 + CHEAPQ_SIG, sig, sizeof(sig));
+	cheapq->stats.round_trips++;
 	tries = 0;
 	do {
-		ret = sacred_slots_write(cq->procs[cq->me], CQ_SLOT_PANIC,
-					 cq->rec, CQ_HDR);
-	} while (cq_again(cq, ret, &tries));
+		ret = sacred_slots_write(cheapq->procs[cheapq->me],
+					 CHEAPQ_SLOT_PANIC, cheapq->rec,
+					 CHEAPQ_HDR);
+	} while (cheapq_again(cheapq, ret, &tries));
 	if (ret)
 		return ret;
 
 	/* Only followers commit: the leader decides without a certificate. */
-	for (p = 1; p < cq->n; p++) {
-		if (p == cq->me)
+	for (p = 1; p < cheapq->n; p++) {
+		if (p == cheapq->me)
 			continue;
-		ret = cq_freeze_commit(cq, p);
+		ret = cheapq_freeze_commit(cheapq, p);
 		if (ret)
 			return ret;
 	}
@@ -1115,20 +1133,24 @@ static int cq_panic(struct sacred_cq *cq, const void *v, size_t len)
 	 * revoke; then our input.
 	 */
 	tries = 0;
-	if (cq->certified) {
-		cq_carry(cq, cq->cert_val, cq->cert_len, CQ_CERTIFIED, NULL);
-		cq->stats.carried = SACRED_CQ_CARRY_CERTIFIED;
-	} else if (cq->copied) {
-		cq_carry(cq, cq->copy, cq->copy_len, CQ_SIGNED, cq->lsig);
-		cq->stats.carried = cq->me ? SACRED_CQ_CARRY_COPY :
-					     SACRED_CQ_CARRY_LEADER;
-	} else if (cq->me &&
-		   !sacred_slots_read(cq->procs[cq->me], CQ_SLOT_COPY, cq->buf,
-				      CQ_HDR + cq->a.value_max, &view) &&
-		   cq_parse(cq, cq->buf, view.len, &r) &&
-		   cq_copy_ok(cq, cq->me, &r)) {
-		cq_carry(cq, r.val, r.len, CQ_SIGNED, r.lsig);
-		cq->stats.carried = SACRED_CQ_CARRY_COPY;
+	if (cheapq->certified) {
+		cheapq_carry(cheapq, cheapq->cert_val, cheapq->cert_len,
+			     CHEAPQ_CERTIFIED, NULL);
+		cheapq->stats.carried = SACRED_CHEAPQ_CARRY_CERTIFIED;
+	} else if (cheapq->copied) {
+		cheapq_carry(cheapq, cheapq->copy, cheapq->copy_len,
+			     CHEAPQ_SIGNED, cheapq->lsig);
+		cheapq->stats.carried = cheapq->me ? SACRED_CHEAPQ_CARRY_COPY :
+						     SACRED_CHEAPQ_CARRY_LEADER;
+	} else if (cheapq->me &&
+		   !sacred_slots_read(cheapq->procs[cheapq->me],
+				      CHEAPQ_SLOT_COPY, cheapq->buf,
+				      CHEAPQ_HDR + cheapq->a.value_max,
+				      &view) &&
+		   cheapq_parse(cheapq, cheapq->buf, view.len, &r) &&
+		   cheapq_copy_ok(cheapq, cheapq->me, &r)) {
+		cheapq_carry(cheapq, r.val, r.len, CHEAPQ_SIGNED, r.lsig);
+		cheapq->stats.carried = SACRED_CHEAPQ_CARRY_COPY;
 	} else {
 		/*
 		 * The revoke again, chained before the read at each memory:
@@ -1138,30 +1160,31 @@ static int cq_panic(struct sacred_cq *cq, const void *v, size_t len)
 		 * accepted.
 		 */
 		do {
-			ret = cq_read_leader(cq, &req, &r);
-		} while (cq_again(cq, ret, &tries));
+			ret = cheapq_read_leader(cheapq, &req, &r);
+		} while (cheapq_again(cheapq, ret, &tries));
 		/*
 		 * The leader may have decided its value after one write: this
-		 * read is what carries it (lib/cq.c's header). Nothing signed
+		 * read is what carries it (this file's header). Nothing signed
 		 * there (-EAGAIN: no complete write; -EBADMSG: not the
 		 * leader's signature - a faulty leader) lets the input go in;
 		 * a read that failed does not.
 		 */
 		if (!ret) {
-			cq_carry(cq, r.val, r.len, CQ_SIGNED, r.lsig);
-			cq->stats.carried = SACRED_CQ_CARRY_LEADER;
+			cheapq_carry(cheapq, r.val, r.len, CHEAPQ_SIGNED,
+				     r.lsig);
+			cheapq->stats.carried = SACRED_CHEAPQ_CARRY_LEADER;
 		} else if (ret == -EAGAIN || ret == -EBADMSG) {
-			cq_carry(cq, v, len, CQ_PLAIN, NULL);
-			cq->stats.carried = SACRED_CQ_CARRY_INPUT;
+			cheapq_carry(cheapq, v, len, CHEAPQ_PLAIN, NULL);
+			cheapq->stats.carried = SACRED_CHEAPQ_CARRY_INPUT;
 		} else {
 			return ret;
 		}
 	}
-	if (cq->bad_carry_len >= 0) {
+	if (cheapq->bad_carry_len >= 0) {
 		/* test hook: a Byzantine process carries what it likes */
-		cq_carry(cq, cq->bad_carry, cq->bad_carry_len,
-			 cq->forge_carry ? CQ_SIGNED : CQ_PLAIN,
-			 cq->forge_carry ? cq_forged_sig : NULL);
+		cheapq_carry(cheapq, cheapq->bad_carry, cheapq->bad_carry_len,
+			 cheapq->forge_carry ? CHEAPQ_SIGNED : CHEAPQ_PLAIN,
+			 cheapq->forge_carry ? cheapq_forged_sig : NULL);
 	}
 	return 0;
 }
@@ -1170,40 +1193,41 @@ static int cq_panic(struct sacred_cq *cq, const void *v, size_t len)
 /* The robust backup                                                 */
 /* ---------------------------------------------------------------- */
 
-static unsigned int bk_leader(const struct sacred_cq *cq, unsigned int r)
+static unsigned int bk_leader(const struct sacred_cheapq *cheapq,
+			      unsigned int r)
 {
-	return r % cq->n;
+	return r % cheapq->n;
 }
 
-static uint8_t *bk_val(const struct sacred_cq *cq, uint8_t *base,
+static uint8_t *bk_val(const struct sacred_cheapq *cheapq, uint8_t *base,
 		       unsigned int r)
 {
-	return base + (size_t)r * (cq->a.value_max + 1);
+	return base + (size_t)r * (cheapq->a.value_max + 1);
 }
 
 /*
- * Build a backup message in cq->msg: @v, then @nsigs signatures from
+ * Build a backup message in cheapq->msg: @v, then @nsigs signatures from
  * @sigs; returns its bytes.
  */
-static size_t bk_build(struct sacred_cq *cq, uint8_t type, uint8_t flags,
-		       unsigned int r, const void *v, size_t len, uint32_t set,
-		       const uint8_t *sigs, unsigned int nsigs)
+static size_t bk_build(struct sacred_cheapq *cheapq, uint8_t type,
+		       uint8_t flags, unsigned int r, const void *v, size_t len,
+		       uint32_t set, const uint8_t *sigs, unsigned int nsigs)
 {
 	uint32_t x;
 
-	memset(cq->msg, 0, BK_HDR);
-	cq->msg[0] = type;
-	cq->msg[1] = flags;
+	memset(cheapq->msg, 0, BK_HDR);
+	cheapq->msg[0] = type;
+	cheapq->msg[1] = flags;
 	x = htole32(r);
-	memcpy(cq->msg + 4, &x, 4);
+	memcpy(cheapq->msg + 4, &x, 4);
 	x = htole32((uint32_t)len);
-	memcpy(cq->msg + 8, &x, 4);
+	memcpy(cheapq->msg + 8, &x, 4);
 	x = htole32(set);
-	memcpy(cq->msg + 12, &x, 4);
-	memmove(cq->msg + BK_HDR, v, len);
+	memcpy(cheapq->msg + 12, &x, 4);
+	memmove(cheapq->msg + BK_HDR, v, len);
 	if (nsigs)
-		memcpy(cq->msg + BK_HDR + len, sigs, nsigs * CQ_SIG);
-	return BK_HDR + len + nsigs * CQ_SIG;
+		memcpy(cheapq->msg + BK_HDR + len, sigs, nsigs * CHEAPQ_SIG);
+	return BK_HDR + len + nsigs * CHEAPQ_SIG;
 }
 
 /*
@@ -1213,14 +1237,14 @@ static size_t bk_build(struct sacred_cq *cq, uint8_t type, uint8_t flags,
  * a value carried at the highest rank in S (certified, then signed by the
  * leader, then plain), ours if ours is one of them.
  */
-static bool bk_choose(struct sacred_cq *cq, unsigned int r, uint32_t set,
-		      const uint8_t **v, size_t *len)
+static bool bk_choose(struct sacred_cheapq *cheapq, unsigned int r,
+		      uint32_t set, const uint8_t **v, size_t *len)
 {
 	int best = -1, top = -1;
 	unsigned int q;
 
-	for (q = 0; q < cq->n; q++) {
-		struct cq_peer *pe = &cq->peer[q];
+	for (q = 0; q < cheapq->n; q++) {
+		struct cheapq_peer *pe = &cheapq->peer[q];
 
 		if (!(set & (1U << q)))
 			continue;
@@ -1228,18 +1252,18 @@ static bool bk_choose(struct sacred_cq *cq, unsigned int r, uint32_t set,
 			return false;
 		if (pe->p_abal[r] >= 0 &&
 		    (best < 0 ||
-		     pe->p_abal[r] > cq->peer[best].p_abal[r]))
+		     pe->p_abal[r] > cheapq->peer[best].p_abal[r]))
 			best = q;
-		if (top < 0 || pe->rank > cq->peer[top].rank ||
-		    (pe->rank == cq->peer[top].rank && q == cq->me))
+		if (top < 0 || pe->rank > cheapq->peer[top].rank ||
+		    (pe->rank == cheapq->peer[top].rank && q == cheapq->me))
 			top = q;
 	}
 	if (best >= 0) {
-		*v = bk_val(cq, cq->peer[best].p_val, r);
-		*len = cq->peer[best].p_len[r];
+		*v = bk_val(cheapq, cheapq->peer[best].p_val, r);
+		*len = cheapq->peer[best].p_len[r];
 	} else if (top >= 0) {
-		*v = cq->peer[top].carry;
-		*len = cq->peer[top].carry_len;
+		*v = cheapq->peer[top].carry;
+		*len = cheapq->peer[top].carry_len;
 	} else {
 		return false;
 	}
@@ -1247,30 +1271,31 @@ static bool bk_choose(struct sacred_cq *cq, unsigned int r, uint32_t set,
 }
 
 /* Is @v what some member of @set carries at @rank? */
-static bool bk_carried(struct sacred_cq *cq, uint32_t set, uint8_t rank,
+static bool bk_carried(struct sacred_cheapq *cheapq, uint32_t set, uint8_t rank,
 		       const void *v, size_t len)
 {
 	unsigned int q;
 
-	for (q = 0; q < cq->n; q++)
-		if ((set & (1U << q)) && cq->peer[q].rank == rank &&
-		    cq->peer[q].carry_len == len &&
-		    !memcmp(cq->peer[q].carry, v, len))
+	for (q = 0; q < cheapq->n; q++)
+		if ((set & (1U << q)) && cheapq->peer[q].rank == rank &&
+		    cheapq->peer[q].carry_len == len &&
+		    !memcmp(cheapq->peer[q].carry, v, len))
 			return true;
 	return false;
 }
 
-static int bk_validate(struct sacred_cq *cq, unsigned int p, unsigned int k);
+static int bk_validate(struct sacred_cheapq *cheapq, unsigned int p,
+		       unsigned int k);
 
 /*
- * Apply process @p's message @k (in cq->msg, @len bytes) to what we know
+ * Apply process @p's message @k (in cheapq->msg, @len bytes) to what we know
  * of @p, after checking it. 0: valid; -EPROTO: invalid, @p is faulty;
  * -EAGAIN: it depends on messages not delivered yet.
  */
-static int bk_apply(struct sacred_cq *cq, unsigned int p, unsigned int k,
-		    const uint8_t *m, size_t len)
+static int bk_apply(struct sacred_cheapq *cheapq, unsigned int p,
+		    unsigned int k, const uint8_t *m, size_t len)
 {
-	struct cq_peer *pe = &cq->peer[p];
+	struct cheapq_peer *pe = &cheapq->peer[p];
 	unsigned int r = k / 3, q, cnt = 0;
 	uint32_t x, mr, vlen, set;
 	const uint8_t *want;
@@ -1285,7 +1310,7 @@ static int bk_apply(struct sacred_cq *cq, unsigned int p, unsigned int k,
 	vlen = le32toh(x);
 	memcpy(&x, m + 12, 4);
 	set = le32toh(x);
-	if (mr != r || vlen > cq->a.value_max || m[2] || m[3])
+	if (mr != r || vlen > cheapq->a.value_max || m[2] || m[3])
 		return -EPROTO;
 
 	switch (k % 3) {
@@ -1294,44 +1319,45 @@ static int bk_apply(struct sacred_cq *cq, unsigned int p, unsigned int k,
 			return -EPROTO;
 		if (!r) {
 			/* The carried value, and its proof if it has one. */
-			unsigned int nsigs = m[1] == BK_CERT   ? cq->n :
+			unsigned int nsigs = m[1] == BK_CERT   ? cheapq->n :
 					     m[1] == BK_SIGNED ? 1 :
 								 0;
 
 			if ((m[1] && !nsigs) ||
-			    len != BK_HDR + vlen + nsigs * CQ_SIG)
+			    len != BK_HDR + vlen + nsigs * CHEAPQ_SIG)
 				return -EPROTO;
-			if (m[1] == BK_CERT && !cq_cert_ok(cq, m + BK_HDR, vlen,
-							   m + BK_HDR + vlen))
+			if (m[1] == BK_CERT &&
+			    !cheapq_cert_ok(cheapq, m + BK_HDR, vlen,
+					    m + BK_HDR + vlen))
 				return -EPROTO;
 			if (m[1] == BK_SIGNED &&
-			    !cq_leader_sig_ok(cq, m + BK_HDR, vlen,
-					      m + BK_HDR + vlen))
+			    !cheapq_leader_sig_ok(cheapq, m + BK_HDR, vlen,
+						  m + BK_HDR + vlen))
 				return -EPROTO;
 			memcpy(pe->carry, m + BK_HDR, vlen);
 			pe->carry_len = vlen;
-			pe->rank = m[1] == BK_CERT   ? CQ_CERTIFIED :
-				   m[1] == BK_SIGNED ? CQ_SIGNED :
-						       CQ_PLAIN;
+			pe->rank = m[1] == BK_CERT   ? CHEAPQ_CERTIFIED :
+				   m[1] == BK_SIGNED ? CHEAPQ_SIGNED :
+						       CHEAPQ_PLAIN;
 		} else if (len != BK_HDR) {
 			return -EPROTO;
 		}
 		pe->p_abal[r] = pe->abal;
 		pe->p_len[r] = pe->aval_len;
-		memcpy(bk_val(cq, pe->p_val, r), pe->aval, pe->aval_len);
+		memcpy(bk_val(cheapq, pe->p_val, r), pe->aval, pe->aval_len);
 		return 0;
 	case 1:
 		if (m[0] == BK_SKIP)
 			return vlen || set || m[1] || len != BK_HDR ? -EPROTO :
 									0;
-		if (m[0] != BK_PROPOSE || m[1] || p != bk_leader(cq, r) ||
-		    len != BK_HDR + vlen || set >> cq->n)
+		if (m[0] != BK_PROPOSE || m[1] || p != bk_leader(cheapq, r) ||
+		    len != BK_HDR + vlen || set >> cheapq->n)
 			return -EPROTO;
-		for (q = 0; q < cq->n; q++) {
+		for (q = 0; q < cheapq->n; q++) {
 			if (!(set & (1U << q)))
 				continue;
 			cnt++;
-			ret = bk_validate(cq, q, 3 * r);
+			ret = bk_validate(cheapq, q, 3 * r);
 			/*
 			 * A member we hold faulty: the leader may not have
 			 * seen what we saw. Not valid here, not proof.
@@ -1341,7 +1367,8 @@ static int bk_apply(struct sacred_cq *cq, unsigned int p, unsigned int k,
 			if (ret)
 				return ret;
 		}
-		if (cnt < cq->quorum || !bk_choose(cq, r, set, &want, &wlen))
+		if (cnt < cheapq->quorum ||
+		    !bk_choose(cheapq, r, set, &want, &wlen))
 			return -EPROTO;
 		/*
 		 * With something accepted in S, exactly the chosen value;
@@ -1349,22 +1376,22 @@ static int bk_apply(struct sacred_cq *cq, unsigned int p, unsigned int k,
 		 * certified values are all the same one).
 		 */
 		if (!(wlen == vlen && !memcmp(want, m + BK_HDR, vlen))) {
-			uint8_t top = CQ_PLAIN;
+			uint8_t top = CHEAPQ_PLAIN;
 
-			for (q = 0; q < cq->n; q++) {
+			for (q = 0; q < cheapq->n; q++) {
 				if (!(set & (1U << q)))
 					continue;
-				if (cq->peer[q].p_abal[r] >= 0)
+				if (cheapq->peer[q].p_abal[r] >= 0)
 					return -EPROTO;
-				if (cq->peer[q].rank > top)
-					top = cq->peer[q].rank;
+				if (cheapq->peer[q].rank > top)
+					top = cheapq->peer[q].rank;
 			}
-			if (!bk_carried(cq, set, top, m + BK_HDR, vlen))
+			if (!bk_carried(cheapq, set, top, m + BK_HDR, vlen))
 				return -EPROTO;
 		}
 		pe->prop_ok[r] = true;
 		pe->prop_len[r] = vlen;
-		memcpy(bk_val(cq, pe->prop_val, r), m + BK_HDR, vlen);
+		memcpy(bk_val(cheapq, pe->prop_val, r), m + BK_HDR, vlen);
 		return 0;
 	default:
 		if (m[0] == BK_SKIP)
@@ -1372,15 +1399,15 @@ static int bk_apply(struct sacred_cq *cq, unsigned int p, unsigned int k,
 									0;
 		if (m[0] != BK_ACCEPT || m[1] || set || len != BK_HDR + vlen)
 			return -EPROTO;
-		q = bk_leader(cq, r);
-		ret = bk_validate(cq, q, 3 * r + 1);
+		q = bk_leader(cheapq, r);
+		ret = bk_validate(cheapq, q, 3 * r + 1);
 		if (ret == -EAGAIN)
 			return ret;
 		/* Accepting what the leader did not validly propose. */
-		if (ret || !cq->peer[q].prop_ok[r] ||
-		    cq->peer[q].prop_len[r] != vlen ||
-		    memcmp(bk_val(cq, cq->peer[q].prop_val, r), m + BK_HDR,
-			   vlen))
+		if (ret || !cheapq->peer[q].prop_ok[r] ||
+		    cheapq->peer[q].prop_len[r] != vlen ||
+		    memcmp(bk_val(cheapq, cheapq->peer[q].prop_val, r),
+			   m + BK_HDR, vlen))
 			return -EPROTO;
 		pe->acc[r] = true;
 		pe->abal = (int)r;
@@ -1395,31 +1422,32 @@ static int bk_apply(struct sacred_cq *cq, unsigned int p, unsigned int k,
  * -EAGAIN: not there yet; -EPROTO: @p is faulty; replicated-memory
  * errors.
  */
-static int bk_validate(struct sacred_cq *cq, unsigned int p, unsigned int k)
+static int bk_validate(struct sacred_cheapq *cheapq, unsigned int p,
+		       unsigned int k)
 {
-	struct cq_peer *pe = &cq->peer[p];
+	struct cheapq_peer *pe = &cheapq->peer[p];
 	int tries, ret;
 	uint8_t *m;
 	size_t len;
 
-	if (k >= 3 * cq->a.rounds)
+	if (k >= 3 * cheapq->a.rounds)
 		return -EINVAL;
 	while (pe->next <= k) {
 		if (pe->bad)
 			return -EPROTO;
 		/* Our own messages are applied when sent. */
-		if (p == cq->me)
+		if (p == cheapq->me)
 			return -EAGAIN;
-		m = malloc(cq->msg_max);
+		m = malloc(cheapq->msg_max);
 		if (!m)
 			return -ENOMEM;
 		tries = 0;
 		do {
-			ret = sacred_neb_deliver(cq->neb, p, pe->next, m,
-						 cq->msg_max, &len);
-		} while (cq_again(cq, ret, &tries));
+			ret = sacred_neb_deliver(cheapq->neb, p, pe->next, m,
+						 cheapq->msg_max, &len);
+		} while (cheapq_again(cheapq, ret, &tries));
 		if (!ret)
-			ret = bk_apply(cq, p, pe->next, m, len);
+			ret = bk_apply(cheapq, p, pe->next, m, len);
 
 		free(m);
 		if (ret == -EPROTO || ret == -ENOSPC) {
@@ -1433,51 +1461,55 @@ static int bk_validate(struct sacred_cq *cq, unsigned int p, unsigned int k)
 	return pe->bad && pe->next <= k ? -EPROTO : 0;
 }
 
-/* Broadcast our message @k (built in cq->msg) and apply it. */
-static int bk_send(struct sacred_cq *cq, unsigned int k, size_t len)
+/* Broadcast our message @k (built in cheapq->msg) and apply it. */
+static int bk_send(struct sacred_cheapq *cheapq, unsigned int k, size_t len)
 {
-	struct cq_peer *pe = &cq->peer[cq->me];
+	struct cheapq_peer *pe = &cheapq->peer[cheapq->me];
 	int tries = 0;
 	int ret;
 
 	if (pe->next != k)
 		return -EINVAL;
 	/*
-	 * Message k is kept in cq->pend until it is applied here too. A
+	 * Message k is kept in cheapq->pend until it is applied here too. A
 	 * broadcast that failed may be on some memories already: resumed
-	 * (sacred_cq_propose() again), the backup may build message k
+	 * (sacred_cheapq_propose() again), the backup may build message k
 	 * differently by now, but only the kept bytes may follow.
 	 */
-	if (cq->pend_k != (long)k) {
-		memcpy(cq->pend, cq->msg, len);
-		cq->pend_len = len;
-		cq->pend_k = k;
+	if (cheapq->pend_k != (long)k) {
+		memcpy(cheapq->pend, cheapq->msg, len);
+		cheapq->pend_len = len;
+		cheapq->pend_k = k;
 	}
 	do {
-		ret = sacred_neb_broadcast(cq->neb, k, cq->pend, cq->pend_len);
-	} while (cq_again(cq, ret, &tries));
+		ret = sacred_neb_broadcast(cheapq->neb, k, cheapq->pend,
+					   cheapq->pend_len);
+	} while (cheapq_again(cheapq, ret, &tries));
 	if (ret)
 		return ret;
-	/* Applied from cq->pend: applying may validate others, reusing cq->msg. */
-	ret = bk_apply(cq, cq->me, k, cq->pend, cq->pend_len);
+	/*
+	 * Applied from cheapq->pend: applying may validate others, reusing
+	 * cheapq->msg.
+	 */
+	ret = bk_apply(cheapq, cheapq->me, k, cheapq->pend, cheapq->pend_len);
 	/* Our own messages are valid by construction: anything else is a bug. */
 	if (ret)
 		return ret == -EAGAIN ? -EIO : ret;
-	cq->pend_k = -1;
+	cheapq->pend_k = -1;
 	pe->next++;
 	return 0;
 }
 
 /* Try to get every other process's messages up to @k checked. */
-static int bk_poll(struct sacred_cq *cq, unsigned int k)
+static int bk_poll(struct sacred_cheapq *cheapq, unsigned int k)
 {
 	unsigned int p;
 	int ret;
 
-	for (p = 0; p < cq->n; p++) {
-		if (p == cq->me || cq->peer[p].bad)
+	for (p = 0; p < cheapq->n; p++) {
+		if (p == cheapq->me || cheapq->peer[p].bad)
 			continue;
-		ret = bk_validate(cq, p, k);
+		ret = bk_validate(cheapq, p, k);
 		if (ret && ret != -EAGAIN && ret != -EPROTO)
 			return ret;
 	}
@@ -1485,18 +1517,18 @@ static int bk_poll(struct sacred_cq *cq, unsigned int k)
 }
 
 /* A round up to @upto with a quorum of valid accepts: its value. */
-static bool bk_decided(struct sacred_cq *cq, unsigned int upto,
+static bool bk_decided(struct sacred_cheapq *cheapq, unsigned int upto,
 		       const uint8_t **v, size_t *len)
 {
 	unsigned int r, p, cnt;
 
-	for (r = 0; r <= upto && r < cq->a.rounds; r++) {
-		struct cq_peer *l = &cq->peer[bk_leader(cq, r)];
+	for (r = 0; r <= upto && r < cheapq->a.rounds; r++) {
+		struct cheapq_peer *l = &cheapq->peer[bk_leader(cheapq, r)];
 
-		for (p = 0, cnt = 0; p < cq->n; p++)
-			cnt += cq->peer[p].acc[r];
-		if (cnt >= cq->quorum && l->prop_ok[r]) {
-			*v = bk_val(cq, l->prop_val, r);
+		for (p = 0, cnt = 0; p < cheapq->n; p++)
+			cnt += cheapq->peer[p].acc[r];
+		if (cnt >= cheapq->quorum && l->prop_ok[r]) {
+			*v = bk_val(cheapq, l->prop_val, r);
 			*len = l->prop_len[r];
 			return true;
 		}
@@ -1505,80 +1537,81 @@ static bool bk_decided(struct sacred_cq *cq, unsigned int upto,
 }
 
 /* Has every process written "done"? */
-static bool cq_all_done(struct sacred_cq *cq)
+static bool cheapq_all_done(struct sacred_cheapq *cheapq)
 {
 	struct sacred_cell_view v;
 	unsigned int p;
 	int ret, tries = 0;
 
-	for (p = 0; p < cq->n; p++) {
+	for (p = 0; p < cheapq->n; p++) {
 		do {
-			ret = sacred_slots_read(cq->procs[p], CQ_SLOT_DONE,
-						cq->buf,
-						CQ_HDR + cq->a.value_max, &v);
-		} while (cq_again(cq, ret, &tries));
-		if (ret || v.len != 4 || memcmp(cq->buf, "done", 4))
+			ret = sacred_slots_read(
+				cheapq->procs[p], CHEAPQ_SLOT_DONE, cheapq->buf,
+				CHEAPQ_HDR + cheapq->a.value_max, &v);
+		} while (cheapq_again(cheapq, ret, &tries));
+		if (ret || v.len != 4 || memcmp(cheapq->buf, "done", 4))
 			return false;
 	}
 	return true;
 }
 
 /* Take @v as this process's decision. */
-static void cq_decide(struct sacred_cq *cq, const void *v, size_t len)
+static void cheapq_decide(struct sacred_cheapq *cheapq, const void *v,
+			  size_t len)
 {
-	memmove(cq->dec, v, len);
-	cq->dec_len = len;
-	cq->decided = true;
+	memmove(cheapq->dec, v, len);
+	cheapq->dec_len = len;
+	cheapq->decided = true;
 }
 
 /*
  * Tell the others this process decided: "done" into its slot 2, once.
- * sacred_cq_help() does it, first thing: only helpers read it.
+ * sacred_cheapq_help() does it, first thing: only helpers read it.
  */
-static int cq_say_done(struct sacred_cq *cq)
+static int cheapq_say_done(struct sacred_cheapq *cheapq)
 {
 	int ret, tries = 0;
 
-	if (cq->said_done)
+	if (cheapq->said_done)
 		return 0;
 	do {
-		ret = sacred_slots_write(cq->procs[cq->me], CQ_SLOT_DONE,
-					 "done", 4);
-	} while (cq_again(cq, ret, &tries));
-	cq->said_done = !ret;
+		ret = sacred_slots_write(cheapq->procs[cheapq->me],
+					 CHEAPQ_SLOT_DONE, "done", 4);
+	} while (cheapq_again(cheapq, ret, &tries));
+	cheapq->said_done = !ret;
 	return ret;
 }
 
 /* Wait for @cond, polling messages up to @k, until @deadline. */
-#define BK_WAIT(cq, k, deadline, cond)					\
-	({								\
-		int __ret = 0;						\
-		while (!(cond)) {					\
-			__ret = bk_poll(cq, k);				\
-			if (__ret || (cond))				\
-				break;					\
-			if (cq_now_ms() >= (deadline)) {		\
-				__ret = -ETIMEDOUT;			\
-				break;					\
-			}						\
-			usleep(500);					\
-		}							\
-		__ret;							\
+#define BK_WAIT(cheapq, k, deadline, cond)                   \
+	({                                                   \
+		int __ret = 0;                               \
+		while (!(cond)) {                            \
+			__ret = bk_poll(cheapq, k);          \
+			if (__ret || (cond))                 \
+				break;                       \
+			if (cheapq_now_ms() >= (deadline)) { \
+				__ret = -ETIMEDOUT;          \
+				break;                       \
+			}                                    \
+			usleep(500);                         \
+		}                                            \
+		__ret;                                       \
 	})
 
-static unsigned int bk_promised(struct sacred_cq *cq, unsigned int r,
+static unsigned int bk_promised(struct sacred_cheapq *cheapq, unsigned int r,
 				uint32_t *set)
 {
 	unsigned int p, cnt = 0;
 
 	*set = 0;
 	/* Ourselves first, then the lowest ids. */
-	if (cq->peer[cq->me].next > 3 * r) {
-		*set |= 1U << cq->me;
+	if (cheapq->peer[cheapq->me].next > 3 * r) {
+		*set |= 1U << cheapq->me;
 		cnt++;
 	}
-	for (p = 0; p < cq->n && cnt < cq->quorum; p++) {
-		if (p == cq->me || cq->peer[p].next <= 3 * r)
+	for (p = 0; p < cheapq->n && cnt < cheapq->quorum; p++) {
+		if (p == cheapq->me || cheapq->peer[p].next <= 3 * r)
 			continue;
 		*set |= 1U << p;
 		cnt++;
@@ -1587,14 +1620,14 @@ static unsigned int bk_promised(struct sacred_cq *cq, unsigned int r,
 }
 
 /*
- * Run the backup from round cq->round on. @help: a decided process that
+ * Run the backup from round cheapq->round on. @help: a decided process that
  * keeps taking part until every process is done or @until passes.
- * Returns 0 with cq->dec set (not @help), 0 when everyone is done
+ * Returns 0 with cheapq->dec set (not @help), 0 when everyone is done
  * (@help), -ETIMEDOUT, or an error.
  */
-static int bk_run(struct sacred_cq *cq, bool help, uint64_t until)
+static int bk_run(struct sacred_cheapq *cheapq, bool help, uint64_t until)
 {
-	struct cq_peer *me = &cq->peer[cq->me];
+	struct cheapq_peer *me = &cheapq->peer[cheapq->me];
 	uint32_t set = 0;
 	const uint8_t *v;
 	unsigned int r;
@@ -1602,60 +1635,63 @@ static int bk_run(struct sacred_cq *cq, bool help, uint64_t until)
 	size_t len;
 	int ret;
 
-	if (!cq->in_backup) {
-		cq->in_backup = true;
+	if (!cheapq->in_backup) {
+		cheapq->in_backup = true;
 		/* The carried value with its proof, if it has one. */
-		if (me->rank == CQ_CERTIFIED)
-			len = bk_build(cq, BK_PROMISE, BK_CERT, 0, me->carry,
-				       me->carry_len, 0, cq->cert, cq->n);
-		else if (me->rank == CQ_SIGNED)
-			len = bk_build(cq, BK_PROMISE, BK_SIGNED, 0, me->carry,
-				       me->carry_len, 0, cq->carry_lsig, 1);
+		if (me->rank == CHEAPQ_CERTIFIED)
+			len = bk_build(cheapq, BK_PROMISE, BK_CERT, 0,
+				       me->carry, me->carry_len, 0,
+				       cheapq->cert, cheapq->n);
+		else if (me->rank == CHEAPQ_SIGNED)
+			len = bk_build(cheapq, BK_PROMISE, BK_SIGNED, 0,
+				       me->carry, me->carry_len, 0,
+				       cheapq->carry_lsig, 1);
 		else
-			len = bk_build(cq, BK_PROMISE, 0, 0, me->carry,
+			len = bk_build(cheapq, BK_PROMISE, 0, 0, me->carry,
 				       me->carry_len, 0, NULL, 0);
-		ret = bk_send(cq, 0, len);
+		ret = bk_send(cheapq, 0, len);
 		if (ret)
 			return ret;
-		cq->round = 0;
+		cheapq->round = 0;
 	}
-	for (r = cq->round; r < cq->a.rounds; r++) {
+	for (r = cheapq->round; r < cheapq->a.rounds; r++) {
 		if (help)
-			cq_say_done(cq);
-		cq->round = r;
-		cq->stats.backup_rounds = r + 1;
-		dl = cq_now_ms() + (uint64_t)cq->a.round_ms * (r + 1);
+			cheapq_say_done(cheapq);
+		cheapq->round = r;
+		cheapq->stats.backup_rounds = r + 1;
+		dl = cheapq_now_ms() + (uint64_t)cheapq->a.round_ms * (r + 1);
 		if (help && dl > until)
 			dl = until;
 		if (me->next == 3 * r) {
-			len = bk_build(cq, BK_PROMISE, 0, r, NULL, 0, 0, NULL,
-				       0);
-			ret = bk_send(cq, 3 * r, len);
+			len = bk_build(cheapq, BK_PROMISE, 0, r, NULL, 0, 0,
+				       NULL, 0);
+			ret = bk_send(cheapq, 3 * r, len);
 			if (ret)
 				return ret;
 		}
 		/* Phase 1: the leader waits for a quorum's promises. */
 		if (me->next == 3 * r + 1) {
-			len = bk_build(cq, BK_SKIP, 0, r, NULL, 0, 0, NULL, 0);
-			if (bk_leader(cq, r) == cq->me) {
-				ret = BK_WAIT(cq, 3 * r, dl,
-					      bk_promised(cq, r, &set) >=
-					      cq->quorum);
+			len = bk_build(cheapq, BK_SKIP, 0, r, NULL, 0, 0, NULL,
+				       0);
+			if (bk_leader(cheapq, r) == cheapq->me) {
+				ret = BK_WAIT(cheapq, 3 * r, dl,
+					      bk_promised(cheapq, r, &set) >=
+						      cheapq->quorum);
 				if (ret && ret != -ETIMEDOUT)
 					return ret;
-				if (!ret && cq->bad_prop_len >= 0)
-					len = bk_build(cq, BK_PROPOSE, 0, r,
-						       cq->bad_prop,
-						       cq->bad_prop_len, set,
-						       NULL, 0);
-				else if (!ret && bk_choose(cq, r, set, &v,
-							   &len))
-					len = bk_build(cq, BK_PROPOSE, 0, r, v,
-						       len, set, NULL, 0);
+				if (!ret && cheapq->bad_prop_len >= 0)
+					len = bk_build(cheapq, BK_PROPOSE, 0, r,
+						       cheapq->bad_prop,
+						       cheapq->bad_prop_len,
+						       set, NULL, 0);
+				else if (!ret &&
+					 bk_choose(cheapq, r, set, &v, &len))
+					len = bk_build(cheapq, BK_PROPOSE, 0, r,
+						       v, len, set, NULL, 0);
 			}
-			ret = bk_send(cq, 3 * r + 1, len);
+			ret = bk_send(cheapq, 3 * r + 1, len);
 			/* the test hook's proposal is ours alone to reject */
-			if (ret == -EPROTO && cq->bad_prop_len >= 0) {
+			if (ret == -EPROTO && cheapq->bad_prop_len >= 0) {
 				me->next++;
 				ret = 0;
 			}
@@ -1664,20 +1700,21 @@ static int bk_run(struct sacred_cq *cq, bool help, uint64_t until)
 		}
 		/* Phase 2: accept the leader's valid proposal. */
 		if (me->next == 3 * r + 2) {
-			struct cq_peer *l = &cq->peer[bk_leader(cq, r)];
+			struct cheapq_peer *l =
+				&cheapq->peer[bk_leader(cheapq, r)];
 
-			ret = BK_WAIT(cq, 3 * r + 1, dl,
+			ret = BK_WAIT(cheapq, 3 * r + 1, dl,
 				      l->next > 3 * r + 1 || l->bad);
 			if (ret && ret != -ETIMEDOUT)
 				return ret;
 			if (l->next > 3 * r + 1 && l->prop_ok[r])
-				len = bk_build(cq, BK_ACCEPT, 0, r,
-					       bk_val(cq, l->prop_val, r),
+				len = bk_build(cheapq, BK_ACCEPT, 0, r,
+					       bk_val(cheapq, l->prop_val, r),
 					       l->prop_len[r], 0, NULL, 0);
 			else
-				len = bk_build(cq, BK_SKIP, 0, r, NULL, 0, 0,
-					       NULL, 0);
-			ret = bk_send(cq, 3 * r + 2, len);
+				len = bk_build(cheapq, BK_SKIP, 0, r, NULL, 0,
+					       0, NULL, 0);
+			ret = bk_send(cheapq, 3 * r + 2, len);
 			if (ret)
 				return ret;
 		}
@@ -1686,89 +1723,91 @@ static int bk_run(struct sacred_cq *cq, bool help, uint64_t until)
 		 * has decided already: it stays in this round until its end,
 		 * unless everyone is done.
 		 */
-		ret = BK_WAIT(cq, 3 * r + 2, dl,
-			      help ? cq_all_done(cq) :
-				     bk_decided(cq, r, &v, &len));
+		ret = BK_WAIT(cheapq, 3 * r + 2, dl,
+			      help ? cheapq_all_done(cheapq) :
+				     bk_decided(cheapq, r, &v, &len));
 		if (ret && ret != -ETIMEDOUT)
 			return ret;
-		if (bk_decided(cq, r, &v, &len)) {
+		if (bk_decided(cheapq, r, &v, &len)) {
 			/* Never two decisions: that would be a bug here. */
-			if (cq->decided && (len != cq->dec_len ||
-					    memcmp(v, cq->dec, len)))
+			if (cheapq->decided && (len != cheapq->dec_len ||
+						memcmp(v, cheapq->dec, len)))
 				return -EPROTO;
-			if (!cq->decided)
-				cq_decide(cq, v, len);
+			if (!cheapq->decided)
+				cheapq_decide(cheapq, v, len);
 			if (!help)
 				return 0;
 		}
-		if (help && (cq_all_done(cq) || cq_now_ms() >= until))
-			return cq_all_done(cq) ? 0 : -ETIMEDOUT;
+		if (help &&
+		    (cheapq_all_done(cheapq) || cheapq_now_ms() >= until))
+			return cheapq_all_done(cheapq) ? 0 : -ETIMEDOUT;
 	}
 	return -ETIMEDOUT;
 }
 
-static int cq_out(struct sacred_cq *cq, void *out, size_t max,
-		  size_t *out_len)
+static int cheapq_out(struct sacred_cheapq *cheapq, void *out, size_t max,
+		      size_t *out_len)
 {
-	if (cq->dec_len > max)
+	if (cheapq->dec_len > max)
 		return -ENOSPC;
-	memcpy(out, cq->dec, cq->dec_len);
-	*out_len = cq->dec_len;
+	memcpy(out, cheapq->dec, cheapq->dec_len);
+	*out_len = cheapq->dec_len;
 	return 0;
 }
 
 /* Panic, then run the backup to a decision. */
-static int cq_backup(struct sacred_cq *cq, const void *v, size_t len,
-		     void *out, size_t max, size_t *out_len)
+static int cheapq_backup(struct sacred_cheapq *cheapq, const void *v,
+			 size_t len, void *out, size_t max, size_t *out_len)
 {
 	/* Resumed after an error: in the backup already, just go on. */
-	int ret = cq->in_backup ? 0 : cq_panic(cq, v, len);
+	int ret = cheapq->in_backup ? 0 : cheapq_panic(cheapq, v, len);
 
 	if (!ret)
-		ret = bk_run(cq, false, 0);
-	return ret ? ret : cq_out(cq, out, max, out_len);
+		ret = bk_run(cheapq, false, 0);
+	return ret ? ret : cheapq_out(cheapq, out, max, out_len);
 }
 
 /*
  * The leader's fast path: sign @v, write it into the leader region, and
- * decide it once a quorum of memories took it (lib/cq.c's header says why
+ * decide it once a quorum of memories took it (lib/cheapq.c's header says why
  * that is enough). A leader signs one value, ever: if it signed one
  * before (a propose that failed), it writes that one again and decides
  * it.
  */
-static int cq_lead(struct sacred_cq *cq, const void *v, size_t len, void *out,
-		   size_t max, size_t *out_len)
+static int cheapq_lead(struct sacred_cheapq *cheapq, const void *v, size_t len,
+		       void *out, size_t max, size_t *out_len)
 {
 	size_t n;
 	int ret;
 
-	if (!cq->copied && !cq->may_sign) {
+	if (!cheapq->copied && !cheapq->may_sign) {
 		/* A memory was silent at the open: look again. */
-		ret = cq_leader_resume(cq);
-		if (ret || (!cq->copied && !cq->may_sign))
-			return cq_backup(cq, v, len, out, max, out_len);
+		ret = cheapq_leader_resume(cheapq);
+		if (ret || (!cheapq->copied && !cheapq->may_sign))
+			return cheapq_backup(cheapq, v, len, out, max, out_len);
 	}
-	if (!cq->copied) {
-		n = cq_build(cq, v, len, NULL, false);
-		cq_hold_copy(cq, v, len, cq->rec + 8);
+	if (!cheapq->copied) {
+		n = cheapq_build(cheapq, v, len, NULL, false);
+		cheapq_hold_copy(cheapq, v, len, cheapq->rec + 8);
 	} else {
-		n = cq_build(cq, cq->copy, cq->copy_len, cq->lsig, false);
+		n = cheapq_build(cheapq, cheapq->copy, cheapq->copy_len,
+				 cheapq->lsig, false);
 	}
-	cq->stats.round_trips++;
-	ret = sacred_slots_write(cq->leader, 0, cq->rec, n);
+	cheapq->stats.round_trips++;
+	ret = sacred_slots_write(cheapq->leader, 0, cheapq->rec, n);
 	/*
 	 * Revoked by someone's panic: decide in the backup. Opened again
 	 * and unsure which cell holds its write (-ENOTCONN, nothing sent),
 	 * it would not learn of a panic from the memory: it looks.
 	 */
 	if (ret == -EACCES || ret == -ECONNRESET ||
-	    (ret == -ENOTCONN && cq_someone_panicked(cq)))
-		return cq_backup(cq, v, len, out, max, out_len);
+	    (ret == -ENOTCONN && cheapq_someone_panicked(cheapq)))
+		return cheapq_backup(cheapq, v, len, out, max, out_len);
 	if (ret)
 		return ret;
-	cq->stats.fast = true;
-	cq_decide(cq, cq->copy, cq->copy_len);
-	return cq_out(cq, out, max, out_len);
+	cheapq->stats.fast = true;
+	cheapq_decide(cheapq, cheapq->copy, cheapq->copy_len);
+	return cheapq_out(cheapq, out, max, out_len);
 }
 
 /*
@@ -1776,7 +1815,7 @@ static int cq_lead(struct sacred_cq *cq, const void *v, size_t len, void *out,
  * copy it has not checked yet, all in one quorum read (in chunks of what
  * sacred_slots_read_many() takes at once, for large n). A valid copy of
  * our value and leader signature goes into the certificate @cert
- * (follower p's signature at @cert + p * CQ_SIG, bit p of *@have) and is
+ * (follower p's signature at @cert + p * CHEAPQ_SIG, bit p of *@have) and is
  * never read again: its signatures are all the certificate needs,
  * whatever its writer does later. Only signatures over bytes we have not
  * checked are verified.
@@ -1785,7 +1824,8 @@ static int cq_lead(struct sacred_cq *cq, const void *v, size_t len, void *out,
  * the leader signed (it equivocated); 0 otherwise (slots that could not be
  * read are looked at next time).
  */
-static int cq_look(struct sacred_cq *cq, uint8_t *cert, uint32_t *have)
+static int cheapq_look(struct sacred_cheapq *cheapq, uint8_t *cert,
+		       uint32_t *have)
 {
 	struct sacred_slots *sl[SACRED_RMEM_CHAIN_MAX];
 	struct sacred_cell_view views[SACRED_RMEM_CHAIN_MAX];
@@ -1793,15 +1833,15 @@ static int cq_look(struct sacred_cq *cq, uint8_t *cert, uint32_t *have)
 	void *data[SACRED_RMEM_CHAIN_MAX];
 	int rets[SACRED_RMEM_CHAIN_MAX];
 	unsigned int who[SACRED_BZ_MAX_PROCS], nr = 0, at, k, chunk, p;
-	size_t rec = CQ_HDR + cq->a.value_max;
-	struct cq_rec r;
+	size_t rec = CHEAPQ_HDR + cheapq->a.value_max;
+	struct cheapq_rec r;
 
 	/* 0 stands for the leader region, p > 0 for follower p's copy. */
 	who[nr++] = 0;
-	for (p = 1; p < cq->n; p++)
+	for (p = 1; p < cheapq->n; p++)
 		if (!(*have & (1U << p)))
 			who[nr++] = p;
-	chunk = sacred_rmem_max_io(cq->a.rm) / (2 * cq_cell_bytes(rec));
+	chunk = sacred_rmem_max_io(cheapq->a.rm) / (2 * cheapq_cell_bytes(rec));
 	if (chunk > SACRED_RMEM_CHAIN_MAX)
 		chunk = SACRED_RMEM_CHAIN_MAX;
 	if (!chunk)	/* sacred_slots_open() made sure one slot fits */
@@ -1810,36 +1850,39 @@ static int cq_look(struct sacred_cq *cq, uint8_t *cert, uint32_t *have)
 		unsigned int m = nr - at < chunk ? nr - at : chunk;
 
 		for (k = 0; k < m; k++) {
-			sl[k] = who[at + k] ? cq->procs[who[at + k]] :
-					      cq->leader;
-			data[k] = cq->look + k * rec;
+			sl[k] = who[at + k] ? cheapq->procs[who[at + k]] :
+					      cheapq->leader;
+			data[k] = cheapq->look + k * rec;
 		}
-		cq->stats.round_trips++;
+		cheapq->stats.round_trips++;
 		if (sacred_slots_read_many(sl, slots, m, data, rec, views,
 					   rets))
 			continue;
 		for (k = 0; k < m; k++) {
 			p = who[at + k];
-			if (rets[k] || !cq_parse(cq, data[k], views[k].len, &r))
+			if (rets[k] ||
+			    !cheapq_parse(cheapq, data[k], views[k].len, &r))
 				continue;
 			if (!p) {
-				if ((r.len != cq->copy_len ||
-				     memcmp(r.val, cq->copy, r.len)) &&
-				    cq_leader_sig_ok(cq, r.val, r.len, r.lsig))
+				if ((r.len != cheapq->copy_len ||
+				     memcmp(r.val, cheapq->copy, r.len)) &&
+				    cheapq_leader_sig_ok(cheapq, r.val, r.len,
+							 r.lsig))
 					return -EPROTO;
 				continue;
 			}
-			if (r.len == cq->copy_len &&
-			    !memcmp(r.val, cq->copy, r.len) &&
-			    !memcmp(r.lsig, cq->lsig, CQ_SIG)) {
-				if (!cq_copy_sig_ok(cq, p, r.val, r.len, r.lsig,
-						    r.sig))
+			if (r.len == cheapq->copy_len &&
+			    !memcmp(r.val, cheapq->copy, r.len) &&
+			    !memcmp(r.lsig, cheapq->lsig, CHEAPQ_SIG)) {
+				if (!cheapq_copy_sig_ok(cheapq, p, r.val, r.len,
+							r.lsig, r.sig))
 					continue;
-				memcpy(cert + p * CQ_SIG, r.sig, CQ_SIG);
+				memcpy(cert + p * CHEAPQ_SIG, r.sig,
+				       CHEAPQ_SIG);
 				*have |= 1U << p;
-			} else if ((r.len != cq->copy_len ||
-				    memcmp(r.val, cq->copy, r.len)) &&
-				   cq_copy_ok(cq, p, &r)) {
+			} else if ((r.len != cheapq->copy_len ||
+				    memcmp(r.val, cheapq->copy, r.len)) &&
+				   cheapq_copy_ok(cheapq, p, &r)) {
 				return -EPROTO;
 			}
 		}
@@ -1848,8 +1891,8 @@ static int cq_look(struct sacred_cq *cq, uint8_t *cert, uint32_t *have)
 }
 
 /**
- * sacred_cq_propose() - propose @v and decide
- * @cq: the instance; one propose per instance
+ * sacred_cheapq_propose() - propose @v and decide
+ * @cheapq: the instance; one propose per instance
  * @v: this process's input
  * @len: its bytes, at most value_max
  * @out: the decision
@@ -1862,117 +1905,120 @@ static int cq_look(struct sacred_cq *cq, uint8_t *cert, uint32_t *have)
  * (revoking the leader for good) and decides in the robust backup. Either
  * way the decision is the same at every correct process. The leader
  * signs one value, ever: after a failed call it proposes the value it
- * signed before, whatever @v is. Afterwards call sacred_cq_help(): the
+ * signed before, whatever @v is. Afterwards call sacred_cheapq_help(): the
  * others may need this process for a quorum.
  *
  * An error is not final: called again (with the same input), it goes on
  * where the last call stopped - in the panic, or in the backup, where a
  * message whose broadcast failed is sent again as it was.
  *
- * Return: 0 with the decision (sacred_cq_stats() says which path);
+ * Return: 0 with the decision (sacred_cheapq_stats() says which path);
  * -EALREADY (decided already); -EINPROGRESS (stopped after the copy:
- * SACRED_CQ_STALL_AFTER_COPY); -ETIMEDOUT (the backup ran out of rounds:
+ * SACRED_CHEAPQ_STALL_AFTER_COPY); -ETIMEDOUT (the backup ran out of rounds:
  * too few correct processes answered); -EINVAL, -EMSGSIZE, -ENOSPC;
  * replicated-memory errors (also from a panic's read of the leader
  * region, which it cannot do without).
  */
-int sacred_cq_propose(struct sacred_cq *cq, const void *v, size_t len,
-		      void *out, size_t max, size_t *out_len)
+int sacred_cheapq_propose(struct sacred_cheapq *cheapq, const void *v,
+			  size_t len, void *out, size_t max, size_t *out_len)
 {
-	uint8_t cert[SACRED_BZ_MAX_PROCS * CQ_SIG];
-	unsigned int pause = CQ_POLL_MIN_US;
+	uint8_t cert[SACRED_BZ_MAX_PROCS * CHEAPQ_SIG];
+	unsigned int pause = CHEAPQ_POLL_MIN_US;
 	uint64_t deadline;
-	struct cq_rec lr;
+	struct cheapq_rec lr;
 	uint32_t have;
 	uint32_t l32;
 	size_t n;
 	int ret;
 
-	if (!cq || (!v && len) || !out_len || (!out && max))
+	if (!cheapq || (!v && len) || !out_len || (!out && max))
 		return -EINVAL;
-	if (len > cq->a.value_max)
+	if (len > cheapq->a.value_max)
 		return -EMSGSIZE;
-	if (cq->decided)
+	if (cheapq->decided)
 		return -EALREADY;
 	/* An error after the panic ended the last call: go on from there. */
-	if (cq->panicked)
-		return cq_backup(cq, v, len, out, max, out_len);
-	deadline = cq_now_ms() + cq->a.timeout_ms;
-	cq->panic_check = cq_now_ms() + CQ_PANIC_LOOK_MS;
-	/* Resuming after SACRED_CQ_STALL_AFTER_COPY: go on from the copy. */
-	if (cq->me && cq->copied)
+	if (cheapq->panicked)
+		return cheapq_backup(cheapq, v, len, out, max, out_len);
+	deadline = cheapq_now_ms() + cheapq->a.timeout_ms;
+	cheapq->panic_check = cheapq_now_ms() + CHEAPQ_PANIC_LOOK_MS;
+	/* Resuming after SACRED_CHEAPQ_STALL_AFTER_COPY: go on from the copy */
+	if (cheapq->me && cheapq->copied)
 		goto copies;
-	memset(&cq->stats, 0, sizeof(cq->stats));
-	if (cq->no_fast)
-		return cq_backup(cq, v, len, out, max, out_len);
-	if (cq->me == 0)
-		return cq_lead(cq, v, len, out, max, out_len);
+	memset(&cheapq->stats, 0, sizeof(cheapq->stats));
+	if (cheapq->no_fast)
+		return cheapq_backup(cheapq, v, len, out, max, out_len);
+	if (cheapq->me == 0)
+		return cheapq_lead(cheapq, v, len, out, max, out_len);
 
 	/* The leader's value, then our copy of it. */
 	for (;;) {
-		ret = cq_read_leader(cq, NULL, &lr);
+		ret = cheapq_read_leader(cheapq, NULL, &lr);
 		if (!ret)
 			break;
 		if ((ret != -EAGAIN && ret != -EBADMSG) ||
-		    cq_should_panic(cq, deadline))
-			return cq_backup(cq, v, len, out, max, out_len);
-		cq_pause(&pause);
+		    cheapq_should_panic(cheapq, deadline))
+			return cheapq_backup(cheapq, v, len, out, max, out_len);
+		cheapq_pause(&pause);
 	}
-	n = cq_build(cq, lr.val, lr.len, lr.lsig, true);
-	cq_hold_copy(cq, lr.val, lr.len, cq->rec + 8);
-	memcpy(cq->mysig, cq->rec + 8 + CQ_SIG, CQ_SIG);
-	cq->stats.round_trips++;
-	ret = sacred_slots_write(cq->procs[cq->me], CQ_SLOT_COPY, cq->rec, n);
+	n = cheapq_build(cheapq, lr.val, lr.len, lr.lsig, true);
+	cheapq_hold_copy(cheapq, lr.val, lr.len, cheapq->rec + 8);
+	memcpy(cheapq->mysig, cheapq->rec + 8 + CHEAPQ_SIG, CHEAPQ_SIG);
+	cheapq->stats.round_trips++;
+	ret = sacred_slots_write(cheapq->procs[cheapq->me], CHEAPQ_SLOT_COPY,
+				 cheapq->rec, n);
 	if (ret)
-		return cq_backup(cq, v, len, out, max, out_len);
-	if (cq->stall) {
-		cq->stall = false;
+		return cheapq_backup(cheapq, v, len, out, max, out_len);
+	if (cheapq->stall) {
+		cheapq->stall = false;
 		return -EINPROGRESS;
 	}
 
 copies:
 	/*
 	 * Every follower's copy of the same value: with the leader's
-	 * signature, a certificate (cq_cert_ok()'s layout).
+	 * signature, a certificate (cheapq_cert_ok()'s layout).
 	 */
-	pause = CQ_POLL_MIN_US;
-	memcpy(cert, cq->lsig, CQ_SIG);
-	memcpy(cert + cq->me * CQ_SIG, cq->mysig, CQ_SIG);
-	have = 1U | 1U << cq->me;
+	pause = CHEAPQ_POLL_MIN_US;
+	memcpy(cert, cheapq->lsig, CHEAPQ_SIG);
+	memcpy(cert + cheapq->me * CHEAPQ_SIG, cheapq->mysig, CHEAPQ_SIG);
+	have = 1U | 1U << cheapq->me;
 	for (;;) {
-		if (cq_look(cq, cert, &have))
+		if (cheapq_look(cheapq, cert, &have))
 			/* The leader signed two values: it lied. */
-			return cq_backup(cq, v, len, out, max, out_len);
-		if (have == (1U << cq->n) - 1) {
-			cq_hold_cert(cq, cq->copy, cq->copy_len, cert);
+			return cheapq_backup(cheapq, v, len, out, max, out_len);
+		if (have == (1U << cheapq->n) - 1) {
+			cheapq_hold_cert(cheapq, cheapq->copy, cheapq->copy_len,
+					 cert);
 			break;
 		}
-		if (cq_should_panic(cq, deadline))
-			return cq_backup(cq, v, len, out, max, out_len);
-		cq_pause(&pause);
+		if (cheapq_should_panic(cheapq, deadline))
+			return cheapq_backup(cheapq, v, len, out, max, out_len);
+		cheapq_pause(&pause);
 	}
 
 	/* Commit: the certificate on a quorum, then decide. */
-	memset(cq->rec, 0, 8);
-	l32 = htole32((uint32_t)cq->cert_len);
-	memcpy(cq->rec, &l32, 4);
-	memcpy(cq->rec + 8, cq->cert, cq->n * CQ_SIG);
-	memcpy(cq->rec + 8 + cq->n * CQ_SIG, cq->cert_val, cq->cert_len);
-	cq->stats.round_trips++;
-	ret = sacred_slots_write(cq->commit[cq->me], 0, cq->rec,
-				 8 + cq->n * CQ_SIG + cq->cert_len);
+	memset(cheapq->rec, 0, 8);
+	l32 = htole32((uint32_t)cheapq->cert_len);
+	memcpy(cheapq->rec, &l32, 4);
+	memcpy(cheapq->rec + 8, cheapq->cert, cheapq->n * CHEAPQ_SIG);
+	memcpy(cheapq->rec + 8 + cheapq->n * CHEAPQ_SIG, cheapq->cert_val,
+	       cheapq->cert_len);
+	cheapq->stats.round_trips++;
+	ret = sacred_slots_write(cheapq->commit[cheapq->me], 0, cheapq->rec,
+				 8 + cheapq->n * CHEAPQ_SIG + cheapq->cert_len);
 	if (ret)
 		/* Frozen by someone's panic: decide in the backup. */
-		return cq_backup(cq, v, len, out, max, out_len);
-	cq->stats.fast = true;
-	cq_decide(cq, cq->cert_val, cq->cert_len);
-	return cq_out(cq, out, max, out_len);
+		return cheapq_backup(cheapq, v, len, out, max, out_len);
+	cheapq->stats.fast = true;
+	cheapq_decide(cheapq, cheapq->cert_val, cheapq->cert_len);
+	return cheapq_out(cheapq, out, max, out_len);
 }
 
 /**
- * sacred_cq_help() - after deciding, take part in the backup until
+ * sacred_cheapq_help() - after deciding, take part in the backup until
  * every process is done
- * @cq: the instance
+ * @cheapq: the instance
  * @timeout_ms: how long at most
  *
  * A process that decided - on the fast path or in the backup - may still
@@ -1986,149 +2032,155 @@ copies:
  * Byzantine or slow); -EINVAL (not decided yet); replicated-memory
  * errors.
  */
-int sacred_cq_help(struct sacred_cq *cq, int timeout_ms)
+int sacred_cheapq_help(struct sacred_cheapq *cheapq, int timeout_ms)
 {
 	uint64_t until;
 	int ret;
 
-	if (!cq || !cq->decided || timeout_ms < 0)
+	if (!cheapq || !cheapq->decided || timeout_ms < 0)
 		return -EINVAL;
-	until = cq_now_ms() + timeout_ms;
+	until = cheapq_now_ms() + timeout_ms;
 	for (;;) {
-		/* Until it lands, cq_all_done() cannot be true: try again. */
-		cq_say_done(cq);
-		if (cq_all_done(cq))
+		/* Until it lands, cheapq_all_done() cannot be true: again */
+		cheapq_say_done(cheapq);
+		if (cheapq_all_done(cheapq))
 			return 0;
-		if (cq->in_backup || cq_someone_panicked(cq))
+		if (cheapq->in_backup || cheapq_someone_panicked(cheapq))
 			break;
-		if (cq_now_ms() >= until)
+		if (cheapq_now_ms() >= until)
 			return -ETIMEDOUT;
 		usleep(1000);
 	}
-	if (!cq->in_backup) {
+	if (!cheapq->in_backup) {
 		/*
 		 * Decided on the fast path: a follower carries its
 		 * certificate, the leader its value and signature.
 		 */
-		if (cq->certified)
-			cq_carry(cq, cq->cert_val, cq->cert_len, CQ_CERTIFIED,
-				 NULL);
+		if (cheapq->certified)
+			cheapq_carry(cheapq, cheapq->cert_val, cheapq->cert_len,
+				     CHEAPQ_CERTIFIED, NULL);
 		else
-			cq_carry(cq, cq->copy, cq->copy_len, CQ_SIGNED,
-				 cq->lsig);
+			cheapq_carry(cheapq, cheapq->copy, cheapq->copy_len,
+				     CHEAPQ_SIGNED, cheapq->lsig);
 	}
-	ret = bk_run(cq, true, until);
+	ret = bk_run(cheapq, true, until);
 	return ret;
 }
 
 /**
- * sacred_cq_lead_value() - as the leader, write a signed @v into the
+ * sacred_cheapq_lead_value() - as the leader, write a signed @v into the
  * leader region outside the protocol (test harness: an equivocating
  * leader writes twice)
  *
  * Return: 0; -EPERM if this process is not the leader; -EACCES once its
  * write permission was revoked; replicated-memory errors.
  */
-int sacred_cq_lead_value(struct sacred_cq *cq, const void *v, size_t len)
+int sacred_cheapq_lead_value(struct sacred_cheapq *cheapq, const void *v,
+			     size_t len)
 {
 	size_t n;
 
-	if (!cq || (!v && len))
+	if (!cheapq || (!v && len))
 		return -EINVAL;
-	if (len > cq->a.value_max)
+	if (len > cheapq->a.value_max)
 		return -EMSGSIZE;
-	if (cq->me != 0)
+	if (cheapq->me != 0)
 		return -EPERM;
-	n = cq_build(cq, v, len, NULL, false);
-	return sacred_slots_write(cq->leader, 0, cq->rec, n);
+	n = cheapq_build(cheapq, v, len, NULL, false);
+	return sacred_slots_write(cheapq->leader, 0, cheapq->rec, n);
 }
 
 /**
- * sacred_cq_misbehave() - act as a Byzantine process would (test harness)
- * @cq: this process's instance
- * @how: &enum sacred_cq_misbehave
+ * sacred_cheapq_misbehave() - act as a Byzantine process would (test harness)
+ * @cheapq: this process's instance
+ * @how: &enum sacred_cheapq_misbehave
  * @v: the value
  * @len: its bytes
  *
  * A follower (any process but the leader) writes into its own copy slot,
- * now, over whatever it copied: SACRED_CQ_BAD_COPY a copy of @v, signed
- * by it as copier, with a made-up leader signature; SACRED_CQ_GARBAGE_COPY
- * the bytes of @v as they are; SACRED_CQ_REPLAY_COPY (@v unused) the
+ * now, over whatever it copied: SACRED_CHEAPQ_BAD_COPY a copy of @v, signed
+ * by it as copier, with a made-up leader signature; SACRED_CHEAPQ_GARBAGE_COPY
+ * the bytes of @v as they are; SACRED_CHEAPQ_REPLAY_COPY (@v unused) the
  * record, signatures and all, that the lowest other follower wrote as
- * its copy. SACRED_CQ_BAD_CARRY makes a later panic carry @v, with no
- * proof, into the backup; SACRED_CQ_FORGED_CARRY carries @v as signed by
- * the leader, with a made-up signature; SACRED_CQ_BAD_PROPOSE makes this
+ * its copy. SACRED_CHEAPQ_BAD_CARRY makes a later panic carry @v, with no
+ * proof, into the backup; SACRED_CHEAPQ_FORGED_CARRY carries @v as signed by
+ * the leader, with a made-up signature; SACRED_CHEAPQ_BAD_PROPOSE makes this
  * process, as a backup round's leader, propose @v whatever the promises
- * justify. SACRED_CQ_STALL_AFTER_COPY (a follower) is no fault but
- * slowness: the next sacred_cq_propose() stops right after its copy and
+ * justify. SACRED_CHEAPQ_STALL_AFTER_COPY (a follower) is no fault but
+ * slowness: the next sacred_cheapq_propose() stops right after its copy and
  * returns -EINPROGRESS; the one after resumes there. Everything goes
  * through this process's own regions and signatures.
  *
  * Return: 0; -EPERM (a follower's hook called by the leader, which copies
- * nothing); -ENOENT (SACRED_CQ_REPLAY_COPY: no other follower, or no copy
+ * nothing); -ENOENT (SACRED_CHEAPQ_REPLAY_COPY: no other follower, or no copy
  * to replay); -EINVAL, -EMSGSIZE; replicated-memory errors.
  */
-int sacred_cq_misbehave(struct sacred_cq *cq, int how, const void *v,
-			size_t len)
+int sacred_cheapq_misbehave(struct sacred_cheapq *cheapq, int how,
+			    const void *v, size_t len)
 {
 	struct sacred_cell_view view;
 	unsigned int p;
 	size_t n;
 	int ret;
 
-	if (!cq || (!v && len))
+	if (!cheapq || (!v && len))
 		return -EINVAL;
-	if (len > cq->a.value_max)
+	if (len > cheapq->a.value_max)
 		return -EMSGSIZE;
-	if (cq->me == 0 &&
-	    (how == SACRED_CQ_BAD_COPY || how == SACRED_CQ_GARBAGE_COPY ||
-	     how == SACRED_CQ_REPLAY_COPY || how == SACRED_CQ_STALL_AFTER_COPY))
+	if (cheapq->me == 0 && (how == SACRED_CHEAPQ_BAD_COPY ||
+				how == SACRED_CHEAPQ_GARBAGE_COPY ||
+				how == SACRED_CHEAPQ_REPLAY_COPY ||
+				how == SACRED_CHEAPQ_STALL_AFTER_COPY))
 		return -EPERM;
 	switch (how) {
-	case SACRED_CQ_BAD_COPY:
-		n = cq_build(cq, v, len, cq_forged_sig, true);
-		return sacred_slots_write(cq->procs[cq->me], CQ_SLOT_COPY,
-					  cq->rec, n);
-	case SACRED_CQ_GARBAGE_COPY:
-		return sacred_slots_write(cq->procs[cq->me], CQ_SLOT_COPY, v,
-					  len);
-	case SACRED_CQ_REPLAY_COPY:
-		for (p = 1; p < cq->n && p == cq->me; p++)
+	case SACRED_CHEAPQ_BAD_COPY:
+		n = cheapq_build(cheapq, v, len, cheapq_forged_sig, true);
+		return sacred_slots_write(cheapq->procs[cheapq->me],
+					  CHEAPQ_SLOT_COPY, cheapq->rec, n);
+	case SACRED_CHEAPQ_GARBAGE_COPY:
+		return sacred_slots_write(cheapq->procs[cheapq->me],
+					  CHEAPQ_SLOT_COPY, v, len);
+	case SACRED_CHEAPQ_REPLAY_COPY:
+		for (p = 1; p < cheapq->n && p == cheapq->me; p++)
 			;
-		if (p >= cq->n)
+		if (p >= cheapq->n)
 			return -ENOENT;
-		ret = sacred_slots_read(cq->procs[p], CQ_SLOT_COPY, cq->buf,
-					CQ_HDR + cq->a.value_max, &view);
+		ret = sacred_slots_read(cheapq->procs[p], CHEAPQ_SLOT_COPY,
+					cheapq->buf,
+					CHEAPQ_HDR + cheapq->a.value_max,
+					&view);
 		if (ret)
 			return ret == -ENODATA ? -ENOENT : ret;
-		return sacred_slots_write(cq->procs[cq->me], CQ_SLOT_COPY,
-					  cq->buf, view.len);
-	case SACRED_CQ_BAD_CARRY:
-	case SACRED_CQ_FORGED_CARRY:
-		memcpy(cq->bad_carry, v, len);
-		cq->bad_carry_len = len;
-		cq->forge_carry = how == SACRED_CQ_FORGED_CARRY;
+		return sacred_slots_write(cheapq->procs[cheapq->me],
+					  CHEAPQ_SLOT_COPY, cheapq->buf,
+					  view.len);
+	case SACRED_CHEAPQ_BAD_CARRY:
+	case SACRED_CHEAPQ_FORGED_CARRY:
+		memcpy(cheapq->bad_carry, v, len);
+		cheapq->bad_carry_len = len;
+		cheapq->forge_carry = how == SACRED_CHEAPQ_FORGED_CARRY;
 		return 0;
-	case SACRED_CQ_BAD_PROPOSE:
-		memcpy(cq->bad_prop, v, len);
-		cq->bad_prop_len = len;
+	case SACRED_CHEAPQ_BAD_PROPOSE:
+		memcpy(cheapq->bad_prop, v, len);
+		cheapq->bad_prop_len = len;
 		return 0;
-	case SACRED_CQ_STALL_AFTER_COPY:
-		cq->stall = true;
+	case SACRED_CHEAPQ_STALL_AFTER_COPY:
+		cheapq->stall = true;
 		return 0;
 	default:
 		return -EINVAL;
 	}
 }
 
-/** sacred_cq_stats() - counters of the last sacred_cq_propose() */
-void sacred_cq_stats(const struct sacred_cq *cq, struct sacred_cq_stats *st)
+/** sacred_cheapq_stats() - counters of the last sacred_cheapq_propose() */
+void sacred_cheapq_stats(const struct sacred_cheapq *cheapq,
+			 struct sacred_cheapq_stats *st)
 {
 	unsigned int p;
 
-	*st = cq->stats;
+	*st = cheapq->stats;
 	st->faulty = 0;
-	for (p = 0; p < cq->n; p++)
-		if (cq->peer[p].bad)
+	for (p = 0; p < cheapq->n; p++)
+		if (cheapq->peer[p].bad)
 			st->faulty |= 1U << p;
 }
