@@ -30,7 +30,9 @@
  *   - the kernel runs such programs from process context too
  *     (sk_filter() on a send), with rcu_read_lock() and migration off:
  *     the module does the same, and reads the return value as the
- *     verdict (include/uapi/linux/sacred.h).
+ *     verdict (include/uapi/linux/sacred.h);
+ *   - the context is written straight into the skb's one buffer, which
+ *     only decisions under mem->lock touch: no copy per request.
  *
  * Loading a program needs the rights the kernel asks for (CAP_BPF for
  * maps and most helpers); giving it to a region needs CAP_NET_ADMIN, as
@@ -139,55 +141,64 @@ u32 sacred_bpf_prog_id(const struct sacred_region_prog *rp)
 	return rp->prog->aux->id;
 }
 
-/* The context of @chg on @region, as the program sees it. */
+/*
+ * The context of @chg on @region, as the program sees it, written straight
+ * into the buffer the program runs over. Every field is set (the struct
+ * has no padding), so nothing of the previous request shows through.
+ */
 static void sacred_bpf_ctx(struct sacred_region *region,
 			   const struct sacred_perm_change *chg,
 			   struct sacred_policy_ctx *ctx)
 {
 	struct sacred_acl_entry *self, *target, *e;
 	unsigned long pid;
+	u32 nr_writers = 0, writer = 0;
 
-	memset(ctx, 0, sizeof(*ctx));
+	/* fourteen __u32 and three __u64: no hole for old bytes to stay in */
+	BUILD_BUG_ON(sizeof(*ctx) != 14 * sizeof(u32) + 3 * sizeof(u64));
+	self = xa_load(&region->acl, chg->requester);
+	target = chg->target ? xa_load(&region->acl, chg->target) : NULL;
+	xa_for_each(&region->acl, pid, e) {
+		if (!(e->cur & SACRED_ACCESS_WRITE))
+			continue;
+		if (!nr_writers++)
+			writer = pid;
+	}
+
 	ctx->version = SACRED_POLICY_CTX_VERSION;
 	ctx->size = sizeof(*ctx);
 	ctx->mem_id = region->mem->id;
 	ctx->region_id = region->id;
 	ctx->requester = chg->requester;
+	ctx->cur_access = self ? self->cur : 0;
 	ctx->req_access = chg->access;
+	ctx->max_access = self ? self->max : 0;
 	ctx->target = chg->target;
+	ctx->target_access = target ? target->cur : 0;
+	ctx->nr_writers = nr_writers;
+	ctx->writer = writer;
 	ctx->epoch = region->epoch;
 	ctx->from_admin = !chg->via;
 	ctx->ballot = chg->ballot;
 	ctx->region_ballot = region->ballot;
 	ctx->now_ns = ktime_get_coarse_ns();
-
-	self = xa_load(&region->acl, chg->requester);
-	if (self) {
-		ctx->cur_access = self->cur;
-		ctx->max_access = self->max;
-	}
-	target = chg->target ? xa_load(&region->acl, chg->target) : NULL;
-	if (target)
-		ctx->target_access = target->cur;
-	xa_for_each(&region->acl, pid, e) {
-		if (!(e->cur & SACRED_ACCESS_WRITE))
-			continue;
-		if (!ctx->nr_writers++)
-			ctx->writer = pid;
-	}
 }
 
-/* Run the program over @ctx; its return value is the verdict. */
-static u32 sacred_bpf_run(struct sacred_region_prog *rp,
-			  const struct sacred_policy_ctx *ctx)
+/*
+ * Run the program on @chg; its return value is the verdict. The skb's
+ * control block is saved, zeroed and restored around a program that uses
+ * it (bpf_prog_run_save_cb(), which also disables migration), so no state
+ * passes from one decision to the next through it.
+ */
+static u32 sacred_bpf_run(struct sacred_region *region,
+			  const struct sacred_perm_change *chg)
 {
+	struct sacred_region_prog *rp = region->prog;
 	u32 verdict;
 
-	memcpy(rp->skb->data, ctx, sizeof(*ctx));
+	sacred_bpf_ctx(region, chg, (struct sacred_policy_ctx *)rp->skb->data);
 	rcu_read_lock();
-	migrate_disable();
 	verdict = bpf_prog_run_save_cb(rp->prog, rp->skb);
-	migrate_enable();
 	rcu_read_unlock();
 	return verdict;
 }
@@ -209,7 +220,6 @@ u32 sacred_bpf_decide(struct sacred_region *region,
 		      const struct sacred_perm_change *chg)
 {
 	struct sacred_acl_entry *self, *target, *e;
-	struct sacred_policy_ctx ctx;
 	unsigned long pid;
 	u32 verdict;
 
@@ -217,8 +227,7 @@ u32 sacred_bpf_decide(struct sacred_region *region,
 	if (WARN_ON_ONCE(!region->prog))
 		return SACRED_REFUSE_PROGRAM_VERDICT;
 
-	sacred_bpf_ctx(region, chg, &ctx);
-	verdict = sacred_bpf_run(region->prog, &ctx);
+	verdict = sacred_bpf_run(region, chg);
 
 	self = xa_load(&region->acl, chg->requester);
 	switch (verdict & SACRED_VERDICT_MASK) {
