@@ -45,7 +45,7 @@ unsigned int sacred_mem_gen;
  *
  *   context   QP    the id of
  *   instance  no    the listener, or a request waiting for its answer
- *   conn      yes   a connection (from sacred_conn_create() on)
+ *   conn      yes   a connection (from sacred_ep_create() on)
  *   NULL      -     a connection being released (its QP goes next)
  *
  * A connect request arrives on a new id whose context is still the
@@ -59,7 +59,7 @@ static int sacred_mem_cm_handler(struct rdma_cm_id *id,
 	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST)
 		return sacred_peer_connect_request(id->context, id, event);
 	if (id->qp)
-		return sacred_conn_cm_event(id, event);
+		return sacred_ep_cm_event(id, event);
 	return sacred_peer_connreq_event(id->context, id, event);
 }
 

@@ -1220,7 +1220,7 @@ static int sacred_nl_peer_fill(struct sk_buff *skb, struct sacred_peer *peer,
 	genl_dump_check_consistent(cb, hdr);
 	if (nla_put_u32(skb, SACRED_ATTR_MEM_ID, peer->mem->id) ||
 	    nla_put_u32(skb, SACRED_ATTR_PROCESS_ID, peer->process_id) ||
-	    nla_put_u8(skb, SACRED_ATTR_PEER_CONNECTED, !!peer->conn) ||
+	    nla_put_u8(skb, SACRED_ATTR_PEER_CONNECTED, !!peer->ep) ||
 	    nla_put_u64_64bit(skb, SACRED_ATTR_PEER_REQUESTS, peer->requests,
 			      SACRED_ATTR_PAD) ||
 	    nla_put_u64_64bit(skb, SACRED_ATTR_PEER_REFUSED, peer->refused,

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sacred - peers and their connections.
+ * sacred - peers and their endpoints (connections).
  *
  * This file owns struct sacred_peer (a process an instance knows) and
- * struct sacred_conn (one rdma_cm connection of it), and the request
+ * struct sacred_ep (one rdma_cm connection of it), and the request
  * path: the SENDs a process makes to an instance and the replies.
  *
  * A peer is created by its first connect request and lives until its
@@ -17,8 +17,8 @@
  * workqueue, SACRED_CREDITS receive buffers and as many send buffers, all
  * in one DMA-mapped allocation. Request life:
  *
- *   recv_done()   (CQ context) queue the buffer on conn->pending, kick
- *                 conn->work on sacred_wq;
+ *   recv_done()   (CQ context) queue the buffer on ep->pending, kick
+ *                 ep->work on sacred_wq;
  *   conn_work()   under mem->lock: parse and check the request, run it
  *                 (perm.c), build the reply in the send buffer of the
  *                 same slot and post it;
@@ -34,7 +34,7 @@
  * that grows.
  *
  * End of a connection: a disconnect, a connection error or any failed
- * completion queues conn->release_work once (SACRED_CONN_RELEASE_QUEUED).
+ * completion queues ep->release_work once (SACRED_EP_RELEASE_QUEUED).
  * A fence (perm.c revoking a connected process's access) detaches the
  * connection itself and queues the release SACRED_FENCED_RELEASE_MS later,
  * after the reply it was for (the flush completions of a fenced QP queue
@@ -114,10 +114,10 @@
 #define SACRED_FENCED_RELEASE_MS	10
 
 enum {
-	SACRED_CONN_RELEASE_QUEUED,
-	SACRED_CONN_FENCED,
-	SACRED_CONN_DEAD,
-	SACRED_CONN_PROBING,
+	SACRED_EP_RELEASE_QUEUED,
+	SACRED_EP_FENCED,
+	SACRED_EP_DEAD,
+	SACRED_EP_PROBING,
 };
 
 /*
@@ -125,7 +125,7 @@ enum {
  * sees the PSN of a packet, only the QP's next expected one (rq_psn), so
  * it keeps a floor below every packet sent after the process's latest
  * request: a revoke raced with the process's packets if rq_psn moved past
- * the floor by the end of the fence (sacred_conn_raced(), and
+ * the floor by the end of the fence (sacred_ep_raced(), and
  * Documentation/permission-switch.rst for the argument). A request is
  * one packet: SACRED_WIRE_MSG_MAX is below the smallest MTU, and a
  * longer SEND fails on the receive buffer.
@@ -145,8 +145,8 @@ static u32 sacred_psn_max(u32 a, u32 b)
  * struct sacred_slot - one credit: a receive buffer and a send buffer
  * @rx_cqe: completion of the receive
  * @tx_cqe: completion of the reply
- * @conn: the connection
- * @list: entry in conn->pending
+ * @ep: the connection
+ * @list: entry in ep->pending
  * @len: bytes received
  * @index: the slot's number
  * @post_psn: an rq_psn of the QP from before the receive was posted: the
@@ -155,7 +155,7 @@ static u32 sacred_psn_max(u32 a, u32 b)
 struct sacred_slot {
 	struct ib_cqe rx_cqe;
 	struct ib_cqe tx_cqe;
-	struct sacred_conn *conn;
+	struct sacred_ep *ep;
 	struct list_head list;
 	u32 len;
 	unsigned int index;
@@ -163,7 +163,7 @@ struct sacred_slot {
 };
 
 /**
- * struct sacred_conn - one connection of a peer
+ * struct sacred_ep - an endpoint: our end of one connection of a peer
  * @peer: the peer
  * @cm_id: its rdma_cm id; the QP hangs off it
  * @cq: send and receive CQ, polled from a workqueue
@@ -175,21 +175,21 @@ struct sacred_slot {
  * @release_timer: queues @release_work a little after a fence
  * @fenced_link: entry in the instance's list of fenced connections whose
  *	release waits for @release_timer (under mem->lock)
- * @fenced: completed once the QP is drained (sacred_conn_fence_start())
+ * @fenced: completed once the QP is drained (sacred_ep_fence_start())
  * @drain_cqe: completion of the receive-queue drain marker
- * @probe_cqe: completion of a liveness probe (sacred_conn_probe())
+ * @probe_cqe: completion of a liveness probe (sacred_ep_probe())
  * @probe_timer: releases the connection if the probe is not answered
  * @inline_replies: the QP sends replies inline
  * @psn_known: the QP's first PSN was known, and @req_psn with it
  * @req_psn: the floor: no packet sent after the latest request received
- *	has a lower PSN (set by sacred_conn_recv_done())
+ *	has a lower PSN (set by sacred_ep_recv_done())
  * @seen_psn: the QP's rq_psn, sampled after the latest reply was posted
  * @replies_out: replies posted and not completed (SACRED_REPLIES_MAX)
  * @buf: receive buffers, then send buffers, SACRED_WIRE_MSG_MAX each
  * @dma: DMA address of @buf
  * @slot: per-credit state
  */
-struct sacred_conn {
+struct sacred_ep {
 	struct sacred_peer *peer;
 	struct rdma_cm_id *cm_id;
 	struct ib_cq *cq;
@@ -226,36 +226,36 @@ static inline u32 sacred_tx_off(unsigned int i)
 	return (SACRED_CREDITS + i) * SACRED_WIRE_MSG_MAX;
 }
 
-static struct ib_device *sacred_conn_ibdev(struct sacred_conn *conn)
+static struct ib_device *sacred_ep_ibdev(struct sacred_ep *ep)
 {
-	return conn->peer->mem->sdev->ibdev;
+	return ep->peer->mem->sdev->ibdev;
 }
 
 /**
- * sacred_conn_qp() - the QP of a connection
- * @conn: the connection
+ * sacred_ep_qp() - the QP of a connection
+ * @ep: the connection
  *
  * Return: the QP.
  */
-struct ib_qp *sacred_conn_qp(struct sacred_conn *conn)
+struct ib_qp *sacred_ep_qp(struct sacred_ep *ep)
 {
-	return conn->cm_id->qp;
+	return ep->cm_id->qp;
 }
 
 /**
- * sacred_conn_peer() - the peer a connection belongs to
- * @conn: the connection
+ * sacred_ep_peer() - the peer a connection belongs to
+ * @ep: the connection
  *
  * Return: the peer.
  */
-struct sacred_peer *sacred_conn_peer(struct sacred_conn *conn)
+struct sacred_peer *sacred_ep_peer(struct sacred_ep *ep)
 {
-	return conn->peer;
+	return ep->peer;
 }
 
 /**
- * sacred_conn_post_send() - post send work requests and run them now
- * @conn: the connection whose QP gets them
+ * sacred_ep_post_send() - post send work requests and run them now
+ * @ep: the connection whose QP gets them
  * @wr: the chain of work requests
  *
  * ib_post_send() with bottom halves disabled around it. A software device
@@ -271,24 +271,24 @@ struct sacred_peer *sacred_conn_peer(struct sacred_conn *conn)
  * Context: process context, bottom halves enabled.
  * Return: 0 or the error of ib_post_send().
  */
-int sacred_conn_post_send(struct sacred_conn *conn,
-			  const struct ib_send_wr *wr)
+int sacred_ep_post_send(struct sacred_ep *ep,
+			const struct ib_send_wr *wr)
 {
 	int ret;
 
 	local_bh_disable();
-	ret = ib_post_send(sacred_conn_qp(conn), wr, NULL);
+	ret = ib_post_send(sacred_ep_qp(ep), wr, NULL);
 	local_bh_enable();
 	return ret;
 }
 
-/* The next PSN @conn's QP expects to receive, or -1 if it does not say. */
-static s64 sacred_conn_rq_psn(struct sacred_conn *conn)
+/* The next PSN @ep's QP expects to receive, or -1 if it does not say. */
+static s64 sacred_ep_rq_psn(struct sacred_ep *ep)
 {
 	struct ib_qp_init_attr init;
 	struct ib_qp_attr attr;
 
-	if (ib_query_qp(sacred_conn_qp(conn), &attr, IB_QP_RQ_PSN, &init))
+	if (ib_query_qp(sacred_ep_qp(ep), &attr, IB_QP_RQ_PSN, &init))
 		return -1;
 	return attr.rq_psn & SACRED_PSN_MASK;
 }
@@ -300,23 +300,23 @@ static s64 sacred_conn_rq_psn(struct sacred_conn *conn)
  *
  * Context: process context.
  */
-static void sacred_conn_sample_psn(struct sacred_conn *conn)
+static void sacred_ep_sample_psn(struct sacred_ep *ep)
 {
-	s64 psn = sacred_conn_rq_psn(conn);
+	s64 psn = sacred_ep_rq_psn(ep);
 
 	if (psn >= 0)
-		WRITE_ONCE(conn->seen_psn, psn);
+		WRITE_ONCE(ep->seen_psn, psn);
 }
 
 /**
- * sacred_conn_raced() - did a fenced process's QP receive a packet sent
+ * sacred_ep_raced() - did a fenced process's QP receive a packet sent
  *	after its latest request?
- * @conn: the connection, fenced (sacred_conn_fence_finish() returned):
+ * @ep: the connection, fenced (sacred_ep_fence_finish() returned):
  *	its rq_psn no longer moves, and every receive of a request that
  *	came before the fence has completed
  *
  * Every packet the process sent after its latest request has a PSN of
- * at least the floor, conn->req_psn; one that was received (a write
+ * at least the floor, ep->req_psn; one that was received (a write
  * placed in part or whole, a read, an atomic, a request not yet run) has
  * moved rq_psn past it. So every write the fence tore counts. It also
  * counts when the floor lags: it is exact only if no other packet came
@@ -325,81 +325,81 @@ static void sacred_conn_sample_psn(struct sacred_conn *conn)
  *
  * Return: true if rq_psn is not the floor.
  */
-bool sacred_conn_raced(struct sacred_conn *conn)
+bool sacred_ep_raced(struct sacred_ep *ep)
 {
 	s64 psn;
 
-	if (!conn->psn_known)
+	if (!ep->psn_known)
 		return true;
-	psn = sacred_conn_rq_psn(conn);
-	return psn < 0 || psn != READ_ONCE(conn->req_psn);
+	psn = sacred_ep_rq_psn(ep);
+	return psn < 0 || psn != READ_ONCE(ep->req_psn);
 }
 
 /**
- * sacred_conn_usable() - may work requests still be posted on @conn?
- * @conn: the connection, or NULL
+ * sacred_ep_usable() - may work requests still be posted on @ep?
+ * @ep: the connection, or NULL
  *
  * Context: mem->lock held.
- * Return: true if @conn is neither fenced nor dead.
+ * Return: true if @ep is neither fenced nor dead.
  */
-bool sacred_conn_usable(struct sacred_conn *conn)
+bool sacred_ep_usable(struct sacred_ep *ep)
 {
-	return conn && !test_bit(SACRED_CONN_FENCED, &conn->flags) &&
-	       !test_bit(SACRED_CONN_DEAD, &conn->flags);
+	return ep && !test_bit(SACRED_EP_FENCED, &ep->flags) &&
+	       !test_bit(SACRED_EP_DEAD, &ep->flags);
 }
 
 /**
- * sacred_peer_conn() - the live connection of a peer
+ * sacred_peer_ep() - the live connection of a peer
  * @peer: the peer
  *
  * Context: mem->lock held.
  * Return: the connection or NULL.
  */
-struct sacred_conn *sacred_peer_conn(struct sacred_peer *peer)
+struct sacred_ep *sacred_peer_ep(struct sacred_peer *peer)
 {
-	return peer->conn;
+	return peer->ep;
 }
 
-static void sacred_conn_queue_release(struct sacred_conn *conn)
+static void sacred_ep_queue_release(struct sacred_ep *ep)
 {
-	if (!test_and_set_bit(SACRED_CONN_RELEASE_QUEUED, &conn->flags))
-		queue_work(sacred_wq, &conn->release_work);
+	if (!test_and_set_bit(SACRED_EP_RELEASE_QUEUED, &ep->flags))
+		queue_work(sacred_wq, &ep->release_work);
 }
 
-static int sacred_conn_post_recv(struct sacred_conn *conn, unsigned int i)
+static int sacred_ep_post_recv(struct sacred_ep *ep, unsigned int i)
 {
 	struct ib_sge sge = {
-		.addr	= conn->dma + sacred_rx_off(i),
+		.addr	= ep->dma + sacred_rx_off(i),
 		.length	= SACRED_WIRE_MSG_MAX,
-		.lkey	= conn->peer->pd->local_dma_lkey,
+		.lkey	= ep->peer->pd->local_dma_lkey,
 	};
 	struct ib_recv_wr wr = {
-		.wr_cqe		= &conn->slot[i].rx_cqe,
+		.wr_cqe		= &ep->slot[i].rx_cqe,
 		.sg_list	= &sge,
 		.num_sge	= 1,
 	};
 
-	ib_dma_sync_single_for_device(sacred_conn_ibdev(conn),
-				      conn->dma + sacred_rx_off(i),
+	ib_dma_sync_single_for_device(sacred_ep_ibdev(ep),
+				      ep->dma + sacred_rx_off(i),
 				      SACRED_WIRE_MSG_MAX, DMA_FROM_DEVICE);
-	conn->slot[i].post_psn = READ_ONCE(conn->seen_psn);
-	return ib_post_recv(sacred_conn_qp(conn), &wr, NULL);
+	ep->slot[i].post_psn = READ_ONCE(ep->seen_psn);
+	return ib_post_recv(sacred_ep_qp(ep), &wr, NULL);
 }
 
-static void sacred_conn_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+static void sacred_ep_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sacred_slot *slot =
 		container_of(wc->wr_cqe, struct sacred_slot, rx_cqe);
-	struct sacred_conn *conn = slot->conn;
+	struct sacred_ep *ep = slot->ep;
 	unsigned long flags;
 
 	if (wc->status != IB_WC_SUCCESS) {
 		/*
 		 * The QP broke: done. Flushed by a fence: whoever fenced it
-		 * releases it (sacred_conn_fence_finish()).
+		 * releases it (sacred_ep_fence_finish()).
 		 */
-		if (!test_bit(SACRED_CONN_FENCED, &conn->flags))
-			sacred_conn_queue_release(conn);
+		if (!test_bit(SACRED_EP_FENCED, &ep->flags))
+			sacred_ep_queue_release(ep);
 		return;
 	}
 	/*
@@ -412,9 +412,9 @@ static void sacred_conn_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->opcode != IB_WC_RECV ||
 	    (wc->wc_flags & (IB_WC_WITH_IMM | IB_WC_WITH_INVALIDATE))) {
 		pr_warn_ratelimited("process %u: not a plain SEND (opcode %d, flags %#x): disconnecting\n",
-				    conn->peer->process_id, wc->opcode,
+				    ep->peer->process_id, wc->opcode,
 				    wc->wc_flags);
-		sacred_conn_queue_release(conn);
+		sacred_ep_queue_release(ep);
 		return;
 	}
 
@@ -423,14 +423,14 @@ static void sacred_conn_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * with, and above the previous request's: the floor moves past it.
 	 * Completions of one CQ run one at a time, in order.
 	 */
-	WRITE_ONCE(conn->req_psn,
-		   (sacred_psn_max(slot->post_psn, conn->req_psn) + 1) &
+	WRITE_ONCE(ep->req_psn,
+		   (sacred_psn_max(slot->post_psn, ep->req_psn) + 1) &
 		   SACRED_PSN_MASK);
 	slot->len = wc->byte_len;
-	spin_lock_irqsave(&conn->lock, flags);
-	list_add_tail(&slot->list, &conn->pending);
-	spin_unlock_irqrestore(&conn->lock, flags);
-	queue_work(sacred_wq, &conn->work);
+	spin_lock_irqsave(&ep->lock, flags);
+	list_add_tail(&slot->list, &ep->pending);
+	spin_unlock_irqrestore(&ep->lock, flags);
+	queue_work(sacred_wq, &ep->work);
 }
 
 /*
@@ -438,26 +438,26 @@ static void sacred_conn_recv_done(struct ib_cq *cq, struct ib_wc *wc)
  * posted; otherwise it goes back now that the device is done with the send
  * buffer of its slot.
  */
-static void sacred_conn_send_done(struct ib_cq *cq, struct ib_wc *wc)
+static void sacred_ep_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sacred_slot *slot =
 		container_of(wc->wr_cqe, struct sacred_slot, tx_cqe);
-	struct sacred_conn *conn = slot->conn;
+	struct sacred_ep *ep = slot->ep;
 
-	atomic_dec(&conn->replies_out);
+	atomic_dec(&ep->replies_out);
 	if (wc->status != IB_WC_SUCCESS) {
-		if (!test_bit(SACRED_CONN_FENCED, &conn->flags))
-			sacred_conn_queue_release(conn);
-	} else if (!conn->inline_replies &&
-		 (test_bit(SACRED_CONN_DEAD, &conn->flags) ||
-		  sacred_conn_post_recv(conn, slot->index)))
-		sacred_conn_queue_release(conn);
+		if (!test_bit(SACRED_EP_FENCED, &ep->flags))
+			sacred_ep_queue_release(ep);
+	} else if (!ep->inline_replies &&
+		 (test_bit(SACRED_EP_DEAD, &ep->flags) ||
+		  sacred_ep_post_recv(ep, slot->index)))
+		sacred_ep_queue_release(ep);
 }
 
-static void sacred_conn_probe_done(struct ib_cq *cq, struct ib_wc *wc)
+static void sacred_ep_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct sacred_conn *conn =
-		container_of(wc->wr_cqe, struct sacred_conn, probe_cqe);
+	struct sacred_ep *ep =
+		container_of(wc->wr_cqe, struct sacred_ep, probe_cqe);
 
 	/*
 	 * Answered: its timer goes, then the bit - the other way round, a
@@ -467,25 +467,25 @@ static void sacred_conn_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * answered at its deadline: at worst the connection is released
 	 * and the process connects again.
 	 */
-	cancel_delayed_work(&conn->probe_timer);
-	clear_bit(SACRED_CONN_PROBING, &conn->flags);
+	cancel_delayed_work(&ep->probe_timer);
+	clear_bit(SACRED_EP_PROBING, &ep->flags);
 	if (wc->status != IB_WC_SUCCESS &&
-	    !test_bit(SACRED_CONN_FENCED, &conn->flags))
-		sacred_conn_queue_release(conn);
+	    !test_bit(SACRED_EP_FENCED, &ep->flags))
+		sacred_ep_queue_release(ep);
 }
 
 /* The probe went unanswered for SACRED_WR_TIMEOUT_MS: nobody is there. */
-static void sacred_conn_probe_timeout(struct work_struct *work)
+static void sacred_ep_probe_timeout(struct work_struct *work)
 {
-	struct sacred_conn *conn = container_of(to_delayed_work(work),
-						struct sacred_conn,
+	struct sacred_ep *ep = container_of(to_delayed_work(work),
+						struct sacred_ep,
 						probe_timer);
 
-	if (!test_bit(SACRED_CONN_PROBING, &conn->flags))
+	if (!test_bit(SACRED_EP_PROBING, &ep->flags))
 		return;
 	pr_warn_ratelimited("process %u: no answer to a liveness probe in %u ms: releasing its connection\n",
-			    conn->peer->process_id, SACRED_WR_TIMEOUT_MS);
-	sacred_conn_queue_release(conn);
+			    ep->peer->process_id, SACRED_WR_TIMEOUT_MS);
+	sacred_ep_queue_release(ep);
 }
 
 /*
@@ -505,36 +505,36 @@ static void sacred_conn_probe_timeout(struct work_struct *work)
  *
  * Context: mem->lock held.
  */
-static void sacred_conn_probe(struct sacred_conn *conn)
+static void sacred_ep_probe(struct sacred_ep *ep)
 {
 	struct ib_rdma_wr wr = {
 		.wr.opcode	= IB_WR_RDMA_WRITE,
-		.wr.wr_cqe	= &conn->probe_cqe,
+		.wr.wr_cqe	= &ep->probe_cqe,
 		.wr.send_flags	= IB_SEND_SIGNALED,
 	};
 
-	if (!sacred_conn_usable(conn) ||
-	    test_and_set_bit(SACRED_CONN_PROBING, &conn->flags))
+	if (!sacred_ep_usable(ep) ||
+	    test_and_set_bit(SACRED_EP_PROBING, &ep->flags))
 		return;
-	if (sacred_conn_post_send(conn, &wr.wr))
-		clear_bit(SACRED_CONN_PROBING, &conn->flags);
+	if (sacred_ep_post_send(ep, &wr.wr))
+		clear_bit(SACRED_EP_PROBING, &ep->flags);
 	else	/* a full period for this probe, whatever was pending */
-		mod_delayed_work(sacred_wq, &conn->probe_timer,
+		mod_delayed_work(sacred_wq, &ep->probe_timer,
 				 msecs_to_jiffies(SACRED_WR_TIMEOUT_MS));
 }
 
 /**
- * sacred_conn_probing() - is a liveness probe of @conn unanswered?
- * @conn: the connection
+ * sacred_ep_probing() - is a liveness probe of @ep unanswered?
+ * @ep: the connection
  *
  * A work request posted now would complete only after the probe, which
  * on a dead process takes SACRED_WR_TIMEOUT_MS.
  *
  * Return: true while a probe is in flight.
  */
-bool sacred_conn_probing(struct sacred_conn *conn)
+bool sacred_ep_probing(struct sacred_ep *ep)
 {
-	return test_bit(SACRED_CONN_PROBING, &conn->flags);
+	return test_bit(SACRED_EP_PROBING, &ep->flags);
 }
 
 /*
@@ -543,12 +543,12 @@ bool sacred_conn_probing(struct sacred_conn *conn)
  * reposted first: the process gets its credit back with the reply.
  * -ENOBUFS when SACRED_REPLIES_MAX are out already.
  */
-static int sacred_conn_post_reply(struct sacred_conn *conn,
-				  struct sacred_slot *slot)
+static int sacred_ep_post_reply(struct sacred_ep *ep,
+				struct sacred_slot *slot)
 {
 	struct ib_sge sge = {
 		.length	= sizeof(struct sacred_wire_reply),
-		.lkey	= conn->peer->pd->local_dma_lkey,
+		.lkey	= ep->peer->pd->local_dma_lkey,
 	};
 	struct ib_send_wr wr = {
 		.wr_cqe		= &slot->tx_cqe,
@@ -559,31 +559,31 @@ static int sacred_conn_post_reply(struct sacred_conn *conn,
 	};
 	int ret;
 
-	/* Taken back by sacred_conn_send_done(), flushed or not. */
-	if (atomic_inc_return(&conn->replies_out) > SACRED_REPLIES_MAX) {
+	/* Taken back by sacred_ep_send_done(), flushed or not. */
+	if (atomic_inc_return(&ep->replies_out) > SACRED_REPLIES_MAX) {
 		ret = -ENOBUFS;
 		goto err;
 	}
-	if (conn->inline_replies) {
-		ret = sacred_conn_post_recv(conn, slot->index);
+	if (ep->inline_replies) {
+		ret = sacred_ep_post_recv(ep, slot->index);
 		if (ret)
 			goto err;
 		/* Inline data is read by the CPU: a kernel address. */
-		sge.addr = (uintptr_t)(conn->buf + sacred_tx_off(slot->index));
+		sge.addr = (uintptr_t)(ep->buf + sacred_tx_off(slot->index));
 		wr.send_flags |= IB_SEND_INLINE;
 	} else {
-		sge.addr = conn->dma + sacred_tx_off(slot->index);
-		ib_dma_sync_single_for_device(sacred_conn_ibdev(conn),
+		sge.addr = ep->dma + sacred_tx_off(slot->index);
+		ib_dma_sync_single_for_device(sacred_ep_ibdev(ep),
 					      sge.addr, sge.length,
 					      DMA_TO_DEVICE);
 	}
-	ret = ib_post_send(sacred_conn_qp(conn), &wr, NULL);
+	ret = ib_post_send(sacred_ep_qp(ep), &wr, NULL);
 	if (ret)
 		goto err;
 	return 0;
 
 err:
-	atomic_dec(&conn->replies_out);
+	atomic_dec(&ep->replies_out);
 	return ret;
 }
 
@@ -591,11 +591,11 @@ err:
  * Run one request and fill in @rep. Every field of the request is checked
  * here; nothing the process sent is trusted further down.
  */
-static void sacred_conn_handle(struct sacred_conn *conn,
-			       const struct sacred_wire_req *req, u32 len,
+static void sacred_ep_handle(struct sacred_ep *ep,
+			     const struct sacred_wire_req *req, u32 len,
 			       struct sacred_wire_reply *rep)
 {
-	struct sacred_peer *peer = conn->peer;
+	struct sacred_peer *peer = ep->peer;
 	struct sacred_mem *mem = peer->mem;
 	struct sacred_perm_change chg = {};
 	struct sacred_region *region;
@@ -633,7 +633,7 @@ static void sacred_conn_handle(struct sacred_conn *conn,
 		chg.requester = peer->process_id;
 		chg.ballot = le64_to_cpu(req->ballot);
 		chg.target = le32_to_cpu(req->target);
-		chg.via = conn;
+		chg.via = ep;
 		/* Invalid: like every malformed request, nothing of the region. */
 		if (!sacred_policy_args_valid(region->policy, &chg))
 			return;
@@ -657,7 +657,7 @@ static void sacred_conn_handle(struct sacred_conn *conn,
 		rep->status = cpu_to_le32(SACRED_ST_NO_ACCESS);
 		goto out;
 	}
-	ret = sacred_perm_attach(peer, region, conn, &grant);
+	ret = sacred_perm_attach(peer, region, ep, &grant);
 	if (ret) {
 		rep->status = cpu_to_le32(SACRED_ST_FAILED);
 		goto out;
@@ -674,31 +674,31 @@ out:
 	rep->epoch = cpu_to_le32(region->epoch);
 }
 
-static void sacred_conn_work(struct work_struct *work)
+static void sacred_ep_work(struct work_struct *work)
 {
-	struct sacred_conn *conn = container_of(work, struct sacred_conn, work);
-	struct sacred_mem *mem = conn->peer->mem;
-	struct ib_device *ibdev = sacred_conn_ibdev(conn);
+	struct sacred_ep *ep = container_of(work, struct sacred_ep, work);
+	struct sacred_mem *mem = ep->peer->mem;
+	struct ib_device *ibdev = sacred_ep_ibdev(ep);
 	struct sacred_wire_reply *rep;
 	struct sacred_wire_req *req;
 	struct sacred_slot *slot;
 	unsigned long flags;
 
 	for (;;) {
-		spin_lock_irqsave(&conn->lock, flags);
-		slot = list_first_entry_or_null(&conn->pending,
+		spin_lock_irqsave(&ep->lock, flags);
+		slot = list_first_entry_or_null(&ep->pending,
 						struct sacred_slot, list);
 		if (slot)
 			list_del(&slot->list);
-		spin_unlock_irqrestore(&conn->lock, flags);
+		spin_unlock_irqrestore(&ep->lock, flags);
 		if (!slot)
 			return;
 
 		ib_dma_sync_single_for_cpu(ibdev,
-					   conn->dma + sacred_rx_off(slot->index),
+					   ep->dma + sacred_rx_off(slot->index),
 					   SACRED_WIRE_MSG_MAX, DMA_FROM_DEVICE);
-		req = (void *)(conn->buf + sacred_rx_off(slot->index));
-		rep = (void *)(conn->buf + sacred_tx_off(slot->index));
+		req = (void *)(ep->buf + sacred_rx_off(slot->index));
+		rep = (void *)(ep->buf + sacred_tx_off(slot->index));
 		memset(rep, 0, sizeof(*rep));
 		rep->hdr.version = cpu_to_le16(SACRED_WIRE_VERSION);
 		rep->hdr.op = cpu_to_le16(SACRED_OP_REPLY);
@@ -706,41 +706,41 @@ static void sacred_conn_work(struct work_struct *work)
 			rep->hdr.cookie = req->hdr.cookie;
 
 		mutex_lock(&mem->lock);
-		if (test_bit(SACRED_CONN_DEAD, &conn->flags) ||
-		    test_bit(SACRED_CONN_FENCED, &conn->flags)) {
+		if (test_bit(SACRED_EP_DEAD, &ep->flags) ||
+		    test_bit(SACRED_EP_FENCED, &ep->flags)) {
 			mutex_unlock(&mem->lock);
 			continue;
 		}
-		sacred_conn_handle(conn, req, slot->len, rep);
+		sacred_ep_handle(ep, req, slot->len, rep);
 		/*
 		 * Posted under mem->lock, so that a change that revokes this
 		 * process is never overtaken by this reply, and a fence of
 		 * this connection is never overtaken by a post.
 		 */
-		if (sacred_conn_usable(conn)) {
-			if (sacred_conn_post_reply(conn, slot))
-				sacred_conn_queue_release(conn);
+		if (sacred_ep_usable(ep)) {
+			if (sacred_ep_post_reply(ep, slot))
+				sacred_ep_queue_release(ep);
 			else
-				sacred_conn_sample_psn(conn);
+				sacred_ep_sample_psn(ep);
 		}
 		mutex_unlock(&mem->lock);
 	}
 }
 
-static void sacred_conn_drain_done(struct ib_cq *cq, struct ib_wc *wc)
+static void sacred_ep_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct sacred_conn *conn =
-		container_of(wc->wr_cqe, struct sacred_conn, drain_cqe);
+	struct sacred_ep *ep =
+		container_of(wc->wr_cqe, struct sacred_ep, drain_cqe);
 
-	complete_all(&conn->fenced);
+	complete_all(&ep->fenced);
 }
 
 /**
- * sacred_conn_fence_start() - start the fence of a connection
- * @conn: the connection of a process whose access is being revoked
+ * sacred_ep_fence_start() - start the fence of a connection
+ * @ep: the connection of a process whose access is being revoked
  *
  * Moves the QP to the error state and posts a marker on its receive
- * queue; sacred_conn_fence_finish() waits for the marker's flush. On rxe
+ * queue; sacred_ep_fence_finish() waits for the marker's flush. On rxe
  * the receive queue is flushed by the same responder task that places
  * incoming RDMA data, one packet at a time and after checking the QP
  * state: once the marker's flush completes, no packet of this QP is being
@@ -753,18 +753,18 @@ static void sacred_conn_drain_done(struct ib_cq *cq, struct ib_wc *wc)
  *
  * Context: may be called with mem->lock held.
  */
-void sacred_conn_fence_start(struct sacred_conn *conn)
+void sacred_ep_fence_start(struct sacred_ep *ep)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-	struct ib_recv_wr wr = { .wr_cqe = &conn->drain_cqe };
-	struct ib_qp *qp = sacred_conn_qp(conn);
+	struct ib_recv_wr wr = { .wr_cqe = &ep->drain_cqe };
+	struct ib_qp *qp = sacred_ep_qp(ep);
 	int ret;
 
-	if (test_and_set_bit(SACRED_CONN_FENCED, &conn->flags))
+	if (test_and_set_bit(SACRED_EP_FENCED, &ep->flags))
 		return;
 	ret = ib_modify_qp(qp, &attr, IB_QP_STATE);
 	if (!ret) {
-		/* As in sacred_conn_post_send(): the flush runs here. */
+		/* As in sacred_ep_post_send(): the flush runs here. */
 		local_bh_disable();
 		ret = ib_post_recv(qp, &wr, NULL);
 		local_bh_enable();
@@ -772,22 +772,22 @@ void sacred_conn_fence_start(struct sacred_conn *conn)
 	if (ret) {
 		/* Cannot happen on a QP we own; fall back to the helper. */
 		pr_err_ratelimited("fence of process %u: QP refused the drain marker\n",
-				   conn->peer->process_id);
+				   ep->peer->process_id);
 		ib_drain_rq(qp);
-		complete_all(&conn->fenced);
+		complete_all(&ep->fenced);
 	}
 }
 
-/* Wait until the fence sacred_conn_fence_start() started is done. */
-static void sacred_conn_fence_wait(struct sacred_conn *conn)
+/* Wait until the fence sacred_ep_fence_start() started is done. */
+static void sacred_ep_fence_wait(struct sacred_ep *ep)
 {
-	sacred_conn_fence_start(conn);
-	wait_for_completion(&conn->fenced);
+	sacred_ep_fence_start(ep);
+	wait_for_completion(&ep->fenced);
 }
 
 /**
- * sacred_conn_fence_finish() - finish a fence and give the connection up
- * @conn: a connection sacred_conn_fence_start() was called on
+ * sacred_ep_fence_finish() - finish a fence and give the connection up
+ * @ep: a connection sacred_ep_fence_start() was called on
  *
  * Waits for the drain, then detaches the connection from its peer, so the
  * process can connect again at once. Its release, which disconnects it,
@@ -797,45 +797,45 @@ static void sacred_conn_fence_wait(struct sacred_conn *conn)
  *
  * Context: mem->lock held; sleeps.
  */
-void sacred_conn_fence_finish(struct sacred_conn *conn)
+void sacred_ep_fence_finish(struct sacred_ep *ep)
 {
-	lockdep_assert_held(&conn->peer->mem->lock);
-	sacred_conn_fence_wait(conn);
-	if (conn->peer->conn == conn) {
-		conn->peer->fences++;
-		conn->peer->conn = NULL;
+	lockdep_assert_held(&ep->peer->mem->lock);
+	sacred_ep_fence_wait(ep);
+	if (ep->peer->ep == ep) {
+		ep->peer->fences++;
+		ep->peer->ep = NULL;
 	}
-	set_bit(SACRED_CONN_DEAD, &conn->flags);
-	if (list_empty(&conn->fenced_link))
-		list_add_tail(&conn->fenced_link, &conn->peer->mem->fenced);
-	queue_delayed_work(sacred_wq, &conn->release_timer,
+	set_bit(SACRED_EP_DEAD, &ep->flags);
+	if (list_empty(&ep->fenced_link))
+		list_add_tail(&ep->fenced_link, &ep->peer->mem->fenced);
+	queue_delayed_work(sacred_wq, &ep->release_timer,
 			   msecs_to_jiffies(SACRED_FENCED_RELEASE_MS));
 }
 
 /**
- * sacred_conn_fence() - stop every access of a connection, for good
- * @conn: the connection
+ * sacred_ep_fence() - stop every access of a connection, for good
+ * @ep: the connection
  *
- * sacred_conn_fence_start() and sacred_conn_fence_finish() in one.
+ * sacred_ep_fence_start() and sacred_ep_fence_finish() in one.
  *
  * Context: mem->lock held; sleeps.
  */
-void sacred_conn_fence(struct sacred_conn *conn)
+void sacred_ep_fence(struct sacred_ep *ep)
 {
-	sacred_conn_fence_start(conn);
-	sacred_conn_fence_finish(conn);
+	sacred_ep_fence_start(ep);
+	sacred_ep_fence_finish(ep);
 }
 
-static void sacred_conn_free(struct sacred_conn *conn)
+static void sacred_ep_free(struct sacred_ep *ep)
 {
-	struct ib_device *ibdev = sacred_conn_ibdev(conn);
-	struct sacred_mem *mem = conn->peer->mem;
+	struct ib_device *ibdev = sacred_ep_ibdev(ep);
+	struct sacred_mem *mem = ep->peer->mem;
 
-	ib_dma_unmap_single(ibdev, conn->dma, SACRED_BUF_LEN,
+	ib_dma_unmap_single(ibdev, ep->dma, SACRED_BUF_LEN,
 			    DMA_BIDIRECTIONAL);
-	kfree(conn->buf);
-	kfree(conn);
-	sacred_mem_uncharge(mem, sizeof(*conn));
+	kfree(ep->buf);
+	kfree(ep);
+	sacred_mem_uncharge(mem, sizeof(*ep));
 	sacred_mem_uncharge(mem, SACRED_BUF_LEN);
 	atomic_dec(&sacred_live.conns);
 	/*
@@ -846,43 +846,43 @@ static void sacred_conn_free(struct sacred_conn *conn)
 		wake_up_var(&mem->nr_conns);
 }
 
-static void sacred_conn_release_timer(struct work_struct *work)
+static void sacred_ep_release_timer(struct work_struct *work)
 {
-	struct sacred_conn *conn = container_of(to_delayed_work(work),
-						struct sacred_conn,
+	struct sacred_ep *ep = container_of(to_delayed_work(work),
+						struct sacred_ep,
 						release_timer);
 
-	sacred_conn_queue_release(conn);
+	sacred_ep_queue_release(ep);
 }
 
-static void sacred_conn_release_work(struct work_struct *work)
+static void sacred_ep_release_work(struct work_struct *work)
 {
-	struct sacred_conn *conn =
-		container_of(work, struct sacred_conn, release_work);
-	struct sacred_mem *mem = conn->peer->mem;
+	struct sacred_ep *ep =
+		container_of(work, struct sacred_ep, release_work);
+	struct sacred_mem *mem = ep->peer->mem;
 
 	/*
 	 * Drained before it is detached: a peer without a connection never
 	 * has a QP that may still be placing data (perm.c relies on it).
 	 */
-	rdma_disconnect(conn->cm_id);
-	sacred_conn_fence_wait(conn);
+	rdma_disconnect(ep->cm_id);
+	sacred_ep_fence_wait(ep);
 	/*
 	 * And every send completion handled: without inline replies,
 	 * send_done() reposts a receive buffer, which must not meet a QP
 	 * being destroyed. The send queue keeps room for the marker.
 	 */
-	ib_drain_sq(sacred_conn_qp(conn));
+	ib_drain_sq(sacred_ep_qp(ep));
 
 	mutex_lock(&mem->lock);
-	if (conn->peer->conn == conn)
-		conn->peer->conn = NULL;
-	set_bit(SACRED_CONN_DEAD, &conn->flags);
-	list_del_init(&conn->fenced_link);
+	if (ep->peer->ep == ep)
+		ep->peer->ep = NULL;
+	set_bit(SACRED_EP_DEAD, &ep->flags);
+	list_del_init(&ep->fenced_link);
 	mutex_unlock(&mem->lock);
 	/* Detached and dead: no fence or probe arms a timer again. */
-	cancel_delayed_work_sync(&conn->release_timer);
-	cancel_delayed_work_sync(&conn->probe_timer);
+	cancel_delayed_work_sync(&ep->release_timer);
+	cancel_delayed_work_sync(&ep->probe_timer);
 
 	/*
 	 * The id's events are nobody's from here on. Without its QP,
@@ -891,19 +891,19 @@ static void sacred_conn_release_work(struct work_struct *work)
 	 * may come any time after our rdma_disconnect(), would lock a
 	 * spinlock inside the connection.
 	 */
-	rdma_lock_handler(conn->cm_id);
-	conn->cm_id->context = NULL;
-	rdma_unlock_handler(conn->cm_id);
-	rdma_destroy_qp(conn->cm_id);
-	ib_free_cq(conn->cq);
+	rdma_lock_handler(ep->cm_id);
+	ep->cm_id->context = NULL;
+	rdma_unlock_handler(ep->cm_id);
+	rdma_destroy_qp(ep->cm_id);
+	ib_free_cq(ep->cq);
 	/* No completion handler runs now; the work cannot be queued again. */
-	cancel_work_sync(&conn->work);
-	rdma_destroy_id(conn->cm_id);
-	sacred_conn_free(conn);
+	cancel_work_sync(&ep->work);
+	rdma_destroy_id(ep->cm_id);
+	sacred_ep_free(ep);
 }
 
 /**
- * sacred_conn_cm_event() - an rdma_cm event on a connection's id
+ * sacred_ep_cm_event() - an rdma_cm event on a connection's id
  * @cm_id: the id; its context is the connection
  * @event: the event
  *
@@ -913,9 +913,9 @@ static void sacred_conn_release_work(struct work_struct *work)
  * Context: rdma_cm event handler; takes no lock.
  * Return: 0: the release work destroys the id, never rdma_cm.
  */
-int sacred_conn_cm_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *event)
+int sacred_ep_cm_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *event)
 {
-	struct sacred_conn *conn = cm_id->context;
+	struct sacred_ep *ep = cm_id->context;
 
 	switch (event->event) {
 	case RDMA_CM_EVENT_ESTABLISHED:
@@ -926,7 +926,7 @@ int sacred_conn_cm_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *event)
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 	case RDMA_CM_EVENT_ADDR_CHANGE:
-		sacred_conn_queue_release(conn);
+		sacred_ep_queue_release(ep);
 		break;
 	default:
 		break;
@@ -940,59 +940,59 @@ int sacred_conn_cm_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *event)
  * says which, from the connect request). Without it every revoke of the
  * process counts as raced.
  */
-static void sacred_conn_init_psn(struct sacred_conn *conn)
+static void sacred_ep_init_psn(struct sacred_ep *ep)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_RTR };
 	int mask = 0;
 
 	/* A request is one packet, even at the smallest MTU, 256 B. */
 	BUILD_BUG_ON(SACRED_WIRE_MSG_MAX > 256);
-	if (rdma_init_qp_attr(conn->cm_id, &attr, &mask) ||
+	if (rdma_init_qp_attr(ep->cm_id, &attr, &mask) ||
 	    !(mask & IB_QP_RQ_PSN))
 		return;
-	conn->req_psn = attr.rq_psn & SACRED_PSN_MASK;
-	conn->seen_psn = conn->req_psn;
-	conn->psn_known = true;
+	ep->req_psn = attr.rq_psn & SACRED_PSN_MASK;
+	ep->seen_psn = ep->req_psn;
+	ep->psn_known = true;
 }
 
-static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
-					      struct rdma_cm_id *cm_id)
+static struct sacred_ep *sacred_ep_create(struct sacred_peer *peer,
+					  struct rdma_cm_id *cm_id)
 {
 	struct ib_device *ibdev = peer->mem->sdev->ibdev;
 	struct ib_qp_init_attr attr = {};
-	struct sacred_conn *conn;
+	struct sacred_ep *ep;
 	unsigned int i;
 	int ret;
 
-	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
-	if (!conn)
+	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
+	if (!ep)
 		return ERR_PTR(-ENOMEM);
-	conn->peer = peer;
-	conn->cm_id = cm_id;
-	spin_lock_init(&conn->lock);
-	INIT_LIST_HEAD(&conn->pending);
-	INIT_WORK(&conn->work, sacred_conn_work);
-	INIT_WORK(&conn->release_work, sacred_conn_release_work);
-	INIT_DELAYED_WORK(&conn->release_timer, sacred_conn_release_timer);
-	INIT_DELAYED_WORK(&conn->probe_timer, sacred_conn_probe_timeout);
-	INIT_LIST_HEAD(&conn->fenced_link);
-	init_completion(&conn->fenced);
-	conn->drain_cqe.done = sacred_conn_drain_done;
-	conn->probe_cqe.done = sacred_conn_probe_done;
+	ep->peer = peer;
+	ep->cm_id = cm_id;
+	spin_lock_init(&ep->lock);
+	INIT_LIST_HEAD(&ep->pending);
+	INIT_WORK(&ep->work, sacred_ep_work);
+	INIT_WORK(&ep->release_work, sacred_ep_release_work);
+	INIT_DELAYED_WORK(&ep->release_timer, sacred_ep_release_timer);
+	INIT_DELAYED_WORK(&ep->probe_timer, sacred_ep_probe_timeout);
+	INIT_LIST_HEAD(&ep->fenced_link);
+	init_completion(&ep->fenced);
+	ep->drain_cqe.done = sacred_ep_drain_done;
+	ep->probe_cqe.done = sacred_ep_probe_done;
 	for (i = 0; i < SACRED_CREDITS; i++) {
-		conn->slot[i].conn = conn;
-		conn->slot[i].index = i;
-		conn->slot[i].rx_cqe.done = sacred_conn_recv_done;
-		conn->slot[i].tx_cqe.done = sacred_conn_send_done;
+		ep->slot[i].ep = ep;
+		ep->slot[i].index = i;
+		ep->slot[i].rx_cqe.done = sacred_ep_recv_done;
+		ep->slot[i].tx_cqe.done = sacred_ep_send_done;
 	}
 
 	ret = -ENOMEM;
-	conn->buf = kzalloc(SACRED_BUF_LEN, GFP_KERNEL);
-	if (!conn->buf)
+	ep->buf = kzalloc(SACRED_BUF_LEN, GFP_KERNEL);
+	if (!ep->buf)
 		goto err_free;
-	conn->dma = ib_dma_map_single(ibdev, conn->buf, SACRED_BUF_LEN,
-				      DMA_BIDIRECTIONAL);
-	if (ib_dma_mapping_error(ibdev, conn->dma))
+	ep->dma = ib_dma_map_single(ibdev, ep->buf, SACRED_BUF_LEN,
+				    DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(ibdev, ep->dma))
 		goto err_buf;
 
 	/*
@@ -1002,16 +1002,16 @@ static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
 	 * completes, and a completion that wakes a waiting request is one
 	 * context switch sooner than from a workqueue.
 	 */
-	conn->cq = ib_alloc_cq(ibdev, conn, SACRED_SQ_DEPTH + SACRED_RQ_DEPTH,
-			       0, IB_POLL_SOFTIRQ);
-	if (IS_ERR(conn->cq)) {
-		ret = PTR_ERR(conn->cq);
+	ep->cq = ib_alloc_cq(ibdev, ep, SACRED_SQ_DEPTH + SACRED_RQ_DEPTH,
+			     0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(ep->cq)) {
+		ret = PTR_ERR(ep->cq);
 		goto err_unmap;
 	}
 
-	attr.qp_context = conn;
-	attr.send_cq = conn->cq;
-	attr.recv_cq = conn->cq;
+	attr.qp_context = ep;
+	attr.send_cq = ep->cq;
+	attr.recv_cq = ep->cq;
 	attr.cap.max_send_wr = SACRED_SQ_DEPTH;
 	attr.cap.max_recv_wr = SACRED_RQ_DEPTH;
 	attr.cap.max_send_sge = 1;
@@ -1027,34 +1027,34 @@ static struct sacred_conn *sacred_conn_create(struct sacred_peer *peer,
 		if (ret)
 			goto err_cq;
 	} else {
-		conn->inline_replies = true;
+		ep->inline_replies = true;
 	}
 
-	sacred_conn_init_psn(conn);
+	sacred_ep_init_psn(ep);
 	for (i = 0; i < SACRED_CREDITS; i++) {
-		ret = sacred_conn_post_recv(conn, i);
+		ret = sacred_ep_post_recv(ep, i);
 		if (ret)
 			goto err_qp;
 	}
 
-	cm_id->context = conn;
-	sacred_mem_charge(peer->mem, sizeof(*conn));
+	cm_id->context = ep;
+	sacred_mem_charge(peer->mem, sizeof(*ep));
 	sacred_mem_charge(peer->mem, SACRED_BUF_LEN);
 	atomic_inc(&peer->mem->nr_conns);
 	atomic_inc(&sacred_live.conns);
-	return conn;
+	return ep;
 
 err_qp:
 	rdma_destroy_qp(cm_id);
 err_cq:
-	ib_free_cq(conn->cq);
+	ib_free_cq(ep->cq);
 err_unmap:
-	ib_dma_unmap_single(ibdev, conn->dma, SACRED_BUF_LEN,
+	ib_dma_unmap_single(ibdev, ep->dma, SACRED_BUF_LEN,
 			    DMA_BIDIRECTIONAL);
 err_buf:
-	kfree(conn->buf);
+	kfree(ep->buf);
 err_free:
-	kfree(conn);
+	kfree(ep);
 	return ERR_PTR(ret);
 }
 
@@ -1148,7 +1148,7 @@ static int sacred_peer_answer(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
 	struct rdma_conn_param accept = {};
 	u32 pid = le32_to_cpu(req->process_id);
 	struct sacred_peer *peer;
-	struct sacred_conn *conn;
+	struct sacred_ep *ep;
 
 	lockdep_assert_held(&mem->lock);
 	if (mem->state != SACRED_MEM_UP)
@@ -1174,15 +1174,15 @@ static int sacred_peer_answer(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
 		peer->last_counter = le64_to_cpu(req->counter);
 	if (peer->unrevoked)
 		return sacred_peer_reject(cm_id, SACRED_REJ_UNREVOKED);
-	if (peer->conn) {
+	if (peer->ep) {
 		/* Still there? If not, a later attempt gets through. */
-		sacred_conn_probe(peer->conn);
+		sacred_ep_probe(peer->ep);
 		return sacred_peer_reject(cm_id, SACRED_REJ_DUPLICATE);
 	}
-	conn = sacred_conn_create(peer, cm_id);
-	if (IS_ERR(conn))
+	ep = sacred_ep_create(peer, cm_id);
+	if (IS_ERR(ep))
 		return sacred_peer_reject(cm_id, SACRED_REJ_RESOURCES);
-	peer->conn = conn;
+	peer->ep = ep;
 	peer->connects++;
 
 	rep.version = cpu_to_le16(SACRED_WIRE_VERSION);
@@ -1212,7 +1212,7 @@ static int sacred_peer_answer(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
 	 * its to destroy: 0 either way.
 	 */
 	if (rdma_accept(cm_id, &accept))
-		sacred_conn_queue_release(conn);
+		sacred_ep_queue_release(ep);
 	return 0;
 }
 
@@ -1326,7 +1326,7 @@ void sacred_mem_connreq_init(struct sacred_mem *mem)
  * with a proof: a field a later version gives a meaning is never taken
  * for garbage sent today.
  */
-static bool sacred_conn_req_well_formed(const struct sacred_wire_conn_req *req)
+static bool sacred_connreq_well_formed(const struct sacred_wire_conn_req *req)
 {
 	u16 flags = le16_to_cpu(req->flags);
 
@@ -1386,7 +1386,7 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 		goto reject;
 	}
 	if (param->private_data_len != sizeof(creq->req) ||
-	    !sacred_conn_req_well_formed(&creq->req))
+	    !sacred_connreq_well_formed(&creq->req))
 		goto reject;
 	/*
 	 * The CM gives our QP the request's retry counts. At 7 it would
@@ -1435,17 +1435,17 @@ reject:
  */
 void sacred_mem_peers_shutdown(struct sacred_mem *mem)
 {
-	struct sacred_conn *conn;
+	struct sacred_ep *ep;
 	struct sacred_peer *peer;
 	unsigned long pid;
 
 	mutex_lock(&mem->lock);
 	xa_for_each(&mem->peers, pid, peer)
-		if (peer->conn)
-			sacred_conn_queue_release(peer->conn);
+		if (peer->ep)
+			sacred_ep_queue_release(peer->ep);
 	/* Fenced ones waiting for their timer: now. */
-	list_for_each_entry(conn, &mem->fenced, fenced_link)
-		sacred_conn_queue_release(conn);
+	list_for_each_entry(ep, &mem->fenced, fenced_link)
+		sacred_ep_queue_release(ep);
 	mutex_unlock(&mem->lock);
 	flush_workqueue(sacred_wq);
 	/*
@@ -1469,7 +1469,7 @@ void sacred_mem_peers_free(struct sacred_mem *mem)
 	unsigned long pid;
 
 	xa_for_each(&mem->peers, pid, peer) {
-		WARN_ON(peer->conn || !xa_empty(&peer->grants));
+		WARN_ON(peer->ep || !xa_empty(&peer->grants));
 		xa_erase(&mem->peers, pid);
 		xa_destroy(&peer->grants);
 		/* An MR the device would not let go holds the PD: leak it. */

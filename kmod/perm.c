@@ -44,7 +44,7 @@
  * --------------------
  * Once the reply to a change that revokes access of process V has been
  * posted, no access by V with a revoked key takes effect on the region.
- * For a V connected on conn, in this order, all before the reply:
+ * For a V connected on ep, in this order, all before the reply:
  *
  *   1. LOCAL_INV of V's MR on V's QP, waited for: from here on a new
  *      packet carrying the key fails the key check. A packet that passed
@@ -52,7 +52,7 @@
  *   2. fence: V's QP to ERR and a marker on its receive queue (what
  *      ib_drain_rq() does, split so several fences overlap): the marker
  *      is flushed by the responder that places RDMA data, after it
- *      finished the packet in progress (sacred_conn_fence_start()). Now nothing
+ *      finished the packet in progress (sacred_ep_fence_start()). Now nothing
  *      of V's is being placed and nothing more will be: the QP drops new
  *      packets, and the MR refuses the key on any other QP of V's PD.
  *   3. if step 1 was flushed (V broke its QP first), the MR is replaced
@@ -84,13 +84,13 @@
  * @cqe: its completion entry
  * @done: completed by its completion, successful or flushed
  * @status: the completion's status
- * @conn: the connection it was posted on, fenced if it takes too long
+ * @ep: the connection it was posted on, fenced if it takes too long
  */
 struct sacred_wait {
 	struct ib_cqe cqe;
 	struct completion done;
 	enum ib_wc_status status;
-	struct sacred_conn *conn;
+	struct sacred_ep *ep;
 };
 
 static void sacred_wait_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -107,7 +107,7 @@ static void sacred_wait_init(struct sacred_wait *w)
 	w->cqe.done = sacred_wait_done;
 	w->status = IB_WC_GENERAL_ERR;
 	init_completion(&w->done);
-	w->conn = NULL;
+	w->ep = NULL;
 }
 
 /*
@@ -118,15 +118,15 @@ static void sacred_wait_init(struct sacred_wait *w)
  */
 static int sacred_wait_until(struct sacred_wait *w, unsigned long deadline)
 {
-	struct sacred_conn *conn = w->conn;
+	struct sacred_ep *ep = w->ep;
 	unsigned long now = jiffies;
 	long left = time_after(deadline, now) ? deadline - now : 0;
 
 	if (!wait_for_completion_timeout(&w->done, left)) {
 		pr_warn_ratelimited("process %u: a work request on its QP is still pending after %u ms: fencing its connection\n",
-				    sacred_conn_peer(conn)->process_id,
+				    sacred_ep_peer(ep)->process_id,
 				    SACRED_WR_TIMEOUT_MS);
-		sacred_conn_fence(conn);
+		sacred_ep_fence(ep);
 		wait_for_completion(&w->done);
 	}
 	return w->status == IB_WC_SUCCESS ? 0 : -EIO;
@@ -188,7 +188,7 @@ static void sacred_grant_put_mr(struct sacred_grant *grant)
 		return;
 	ret = ib_dereg_mr(grant->mr);
 	if (ret) {
-		struct sacred_conn *conn = sacred_peer_conn(peer);
+		struct sacred_ep *ep = sacred_peer_ep(peer);
 
 		pr_err_ratelimited("process %u: %s failed to deregister an MR (%d): refusing the process until instance %u is deleted; the module stays loaded\n",
 				   peer->process_id,
@@ -197,8 +197,8 @@ static void sacred_grant_put_mr(struct sacred_grant *grant)
 		if (!peer->unrevoked)
 			__module_get(THIS_MODULE);
 		peer->unrevoked = true;
-		if (conn)
-			sacred_conn_fence(conn);
+		if (ep)
+			sacred_ep_fence(ep);
 	}
 	grant->mr = NULL;
 	grant->access = 0;
@@ -230,9 +230,9 @@ u32 sacred_grant_rkey(struct sacred_grant *grant)
 	return grant->access ? grant->mr->rkey : 0;
 }
 
-/* Post LOCAL_INV of @grant's MR on @conn, signaled to @w. */
+/* Post LOCAL_INV of @grant's MR on @ep, signaled to @w. */
 static int sacred_grant_post_inv(struct sacred_grant *grant,
-				 struct sacred_conn *conn,
+				 struct sacred_ep *ep,
 				 struct sacred_wait *w)
 {
 	struct ib_send_wr wr = {
@@ -242,17 +242,17 @@ static int sacred_grant_post_inv(struct sacred_grant *grant,
 		.ex.invalidate_rkey = grant->mr->rkey,
 	};
 
-	w->conn = conn;
-	return sacred_conn_post_send(conn, &wr);
+	w->ep = ep;
+	return sacred_ep_post_send(ep, &wr);
 }
 
 /*
- * Post the registration of @grant's MR for @access on @conn, signaled to
+ * Post the registration of @grant's MR for @access on @ep, signaled to
  * @w: one chain, LOCAL_INV first if the MR is VALID, then REG_MR with the
  * next key.
  */
 static int sacred_grant_post_reg(struct sacred_grant *grant,
-				 struct sacred_conn *conn, u32 access,
+				 struct sacred_ep *ep, u32 access,
 				 struct sacred_wait *w)
 {
 	struct sacred_region *region = grant->region;
@@ -284,8 +284,8 @@ static int sacred_grant_post_reg(struct sacred_grant *grant,
 	reg.key = grant->mr->rkey;
 	reg.access = ib_access_of(access);
 
-	w->conn = conn;
-	return sacred_conn_post_send(conn, grant->access ? &inv : &reg.wr);
+	w->ep = ep;
+	return sacred_ep_post_send(ep, grant->access ? &inv : &reg.wr);
 }
 
 /* The end of a registration: VALID(@access), or a fresh MR on failure. */
@@ -301,17 +301,17 @@ static int sacred_grant_reg_done(struct sacred_grant *grant, u32 access,
 	return 0;
 }
 
-/* Register @grant for @access on @conn and wait for it. */
+/* Register @grant for @access on @ep and wait for it. */
 static int sacred_grant_register(struct sacred_grant *grant,
-				 struct sacred_conn *conn, u32 access)
+				 struct sacred_ep *ep, u32 access)
 {
 	struct sacred_wait w;
 	int ret;
 
-	if (!sacred_conn_usable(conn))
+	if (!sacred_ep_usable(ep))
 		return -ECONNRESET;	/* fenced: nothing was posted */
 	sacred_wait_init(&w);
-	ret = sacred_grant_post_reg(grant, conn, access, &w);
+	ret = sacred_grant_post_reg(grant, ep, access, &w);
 	if (!ret)
 		ret = sacred_wait(&w);
 	return sacred_grant_reg_done(grant, access, ret);
@@ -363,11 +363,11 @@ err_free:
  */
 void sacred_grant_free(struct sacred_grant *grant)
 {
-	struct sacred_conn *conn = sacred_peer_conn(grant->peer);
+	struct sacred_ep *ep = sacred_peer_ep(grant->peer);
 
 	/* The MR goes away: no QP of the peer may still be placing data. */
-	if (grant->access && conn)
-		sacred_conn_fence(conn);
+	if (grant->access && ep)
+		sacred_ep_fence(ep);
 	sacred_grant_put_mr(grant);
 	xa_erase(&grant->peer->grants, grant->region->id);
 	sacred_mem_uncharge(grant->peer->mem, sizeof(*grant));
@@ -385,7 +385,7 @@ void sacred_grant_free(struct sacred_grant *grant)
 struct sacred_op {
 	struct sacred_wait w;
 	struct sacred_grant *grant;
-	struct sacred_conn *fence;
+	struct sacred_ep *fence;
 	bool invalidated;
 };
 
@@ -405,7 +405,7 @@ struct sacred_op {
  * @ops has room for one entry per ACL member.
  */
 static int sacred_perm_settle(struct sacred_region *region,
-			      struct sacred_op *ops, struct sacred_conn *via,
+			      struct sacred_op *ops, struct sacred_ep *via,
 			      struct sacred_grant *reg, u32 reg_access)
 {
 	struct sacred_acl_entry *e;
@@ -416,7 +416,7 @@ static int sacred_perm_settle(struct sacred_region *region,
 
 	xa_for_each(&region->acl, pid, e) {
 		struct sacred_grant *grant;
-		struct sacred_conn *conn;
+		struct sacred_ep *ep;
 		struct sacred_op *op;
 
 		if (!(e->cur & ~e->next))
@@ -429,16 +429,16 @@ static int sacred_perm_settle(struct sacred_region *region,
 		op->grant = grant;
 		op->fence = NULL;
 		sacred_wait_init(&op->w);
-		conn = sacred_peer_conn(grant->peer);
-		if (conn && conn != via)
-			op->fence = conn;
+		ep = sacred_peer_ep(grant->peer);
+		if (ep && ep != via)
+			op->fence = ep;
 		/*
 		 * Behind an unanswered probe (peer.c) a LOCAL_INV would wait
 		 * for it: a fenced loser's MR is replaced instead.
 		 */
-		op->invalidated = sacred_conn_usable(conn) &&
-				  !(op->fence && sacred_conn_probing(conn)) &&
-				  !sacred_grant_post_inv(grant, conn, &op->w);
+		op->invalidated = sacred_ep_usable(ep) &&
+				  !(op->fence && sacred_ep_probing(ep)) &&
+				  !sacred_grant_post_inv(grant, ep, &op->w);
 	}
 	/*
 	 * One deadline for the round: k losers that answer nothing cost one
@@ -451,7 +451,7 @@ static int sacred_perm_settle(struct sacred_region *region,
 
 	for (i = 0; i < n; i++)
 		if (ops[i].fence)
-			sacred_conn_fence_start(ops[i].fence);
+			sacred_ep_fence_start(ops[i].fence);
 	if (reg) {
 		/*
 		 * @via may have been fenced in round 1 (sacred_wait()):
@@ -463,14 +463,14 @@ static int sacred_perm_settle(struct sacred_region *region,
 		 * grant never holds more than the ACL entry's @cur.)
 		 */
 		sacred_wait_init(&reg_w);
-		ret = sacred_conn_usable(via) ?
+		ret = sacred_ep_usable(via) ?
 		      sacred_grant_post_reg(reg, via, reg_access, &reg_w) :
 		      -ECONNRESET;
 	}
 	for (i = 0; i < n; i++) {
 		if (!ops[i].fence)
 			continue;
-		sacred_conn_fence_finish(ops[i].fence);
+		sacred_ep_fence_finish(ops[i].fence);
 		/*
 		 * A write the fence tore was sent after the loser's latest
 		 * request (RC order completes every earlier one before the
@@ -478,7 +478,7 @@ static int sacred_perm_settle(struct sacred_region *region,
 		 * rq_psn past a floor peer.c keeps. The module cannot see
 		 * the bytes: it counts every revoke in which that happened.
 		 */
-		if (sacred_conn_raced(ops[i].fence)) {
+		if (sacred_ep_raced(ops[i].fence)) {
 			region->raced++;
 			ops[i].grant->peer->raced++;
 		}
@@ -503,7 +503,7 @@ static int sacred_perm_settle(struct sacred_region *region,
  * epoch. The requester's new access is registered on @via.
  */
 static int sacred_perm_apply(struct sacred_region *region,
-			     struct sacred_op *ops, struct sacred_conn *via,
+			     struct sacred_op *ops, struct sacred_ep *via,
 			     u32 requester)
 {
 	struct sacred_grant *reg = NULL;
@@ -514,7 +514,7 @@ static int sacred_perm_apply(struct sacred_region *region,
 
 	e = via ? xa_load(&region->acl, requester) : NULL;
 	if (e && e->next) {
-		reg = sacred_grant_get(sacred_conn_peer(via), region);
+		reg = sacred_grant_get(sacred_ep_peer(via), region);
 		if (IS_ERR(reg))
 			reg = NULL;	/* registered at its next attach */
 		else if (reg->access == e->next)
@@ -582,7 +582,7 @@ int sacred_perm_change(struct sacred_region *region,
  * Return: 0 or a negative errno.
  */
 int sacred_perm_attach(struct sacred_peer *peer, struct sacred_region *region,
-		       struct sacred_conn *via, struct sacred_grant **grantp)
+		       struct sacred_ep *via, struct sacred_grant **grantp)
 {
 	struct sacred_acl_entry *e = xa_load(&region->acl, peer->process_id);
 	struct sacred_grant *grant;

@@ -12,7 +12,10 @@
  *   struct sacred_peer - a process known to an instance: its protection
  *                        domain, its grants and its current connection
  *                        (peer.c); lives until the instance goes;
- *   struct sacred_conn - one rdma_cm connection of a peer (peer.c);
+ *   struct sacred_ep   - an endpoint: the instance's end of one rdma_cm
+ *                        connection of a peer - its QP, CQ and buffers
+ *                        (peer.c); "conn" is the library's word, for the
+ *                        process's end;
  *   struct sacred_grant - the fast-registration MR that gives one peer its
  *                        access to one region (perm.c);
  *   struct sacred_region_prog - the eBPF program that decides for a region
@@ -206,7 +209,7 @@ struct sacred_acl_entry {
  * @nr_acl: entries in @acl
  * @raced: revokes of a connected process whose QP had received a packet
  *	sent after its latest request by the end of the fence
- *	(sacred_conn_raced()): every revoke that tore a write, and more
+ *	(sacred_ep_raced()): every revoke that tore a write, and more
  * @ballot: highest ballot granted on a fenced region (under mem->lock)
  * @tag: fixed at creation, sent in every reply about the region: tells
  *	processes one incarnation of a region id from another
@@ -232,7 +235,7 @@ struct sacred_region {
 	struct sacred_region_prog *prog;
 };
 
-struct sacred_conn;
+struct sacred_ep;
 
 /**
  * struct sacred_peer - a process known to an instance
@@ -241,7 +244,7 @@ struct sacred_conn;
  * @pd: its protection domain: its MRs and QPs live here and nowhere else,
  *	so no other process's QP can use its keys
  * @grants: &struct sacred_grant by region id
- * @conn: its live connection, or NULL (under mem->lock)
+ * @ep: its live connection, or NULL (under mem->lock)
  * @nr_mrs: MRs it holds
  * @requests: requests received
  * @refused: requests refused by a policy
@@ -258,7 +261,7 @@ struct sacred_peer {
 	u32 process_id;
 	struct ib_pd *pd;
 	struct xarray grants;
-	struct sacred_conn *conn;
+	struct sacred_ep *ep;
 	u32 nr_mrs;
 	u64 requests;
 	u64 refused;
@@ -354,18 +357,18 @@ int sacred_peer_connect_request(struct sacred_mem *mem,
 				struct rdma_cm_event *event);
 int sacred_peer_connreq_event(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
 			      struct rdma_cm_event *event);
-int sacred_conn_cm_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *event);
-struct sacred_conn *sacred_peer_conn(struct sacred_peer *peer);
-bool sacred_conn_usable(struct sacred_conn *conn);
-bool sacred_conn_probing(struct sacred_conn *conn);
-bool sacred_conn_raced(struct sacred_conn *conn);
-int sacred_conn_post_send(struct sacred_conn *conn,
-			  const struct ib_send_wr *wr);
-struct sacred_peer *sacred_conn_peer(struct sacred_conn *conn);
-struct ib_qp *sacred_conn_qp(struct sacred_conn *conn);
-void sacred_conn_fence(struct sacred_conn *conn);
-void sacred_conn_fence_start(struct sacred_conn *conn);
-void sacred_conn_fence_finish(struct sacred_conn *conn);
+int sacred_ep_cm_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *event);
+struct sacred_ep *sacred_peer_ep(struct sacred_peer *peer);
+bool sacred_ep_usable(struct sacred_ep *ep);
+bool sacred_ep_probing(struct sacred_ep *ep);
+bool sacred_ep_raced(struct sacred_ep *ep);
+int sacred_ep_post_send(struct sacred_ep *ep,
+			const struct ib_send_wr *wr);
+struct sacred_peer *sacred_ep_peer(struct sacred_ep *ep);
+struct ib_qp *sacred_ep_qp(struct sacred_ep *ep);
+void sacred_ep_fence(struct sacred_ep *ep);
+void sacred_ep_fence_start(struct sacred_ep *ep);
+void sacred_ep_fence_finish(struct sacred_ep *ep);
 struct sacred_peer *sacred_peer_get(struct sacred_mem *mem, u32 process_id,
 				    bool create);
 void sacred_mem_peers_shutdown(struct sacred_mem *mem);
@@ -386,13 +389,13 @@ struct sacred_perm_change {
 	u32 access;
 	u64 ballot;
 	u32 target;
-	struct sacred_conn *via;
+	struct sacred_ep *via;
 };
 
 int sacred_perm_change(struct sacred_region *region,
 		       const struct sacred_perm_change *chg, u32 *reason);
 int sacred_perm_attach(struct sacred_peer *peer, struct sacred_region *region,
-		       struct sacred_conn *via, struct sacred_grant **grantp);
+		       struct sacred_ep *via, struct sacred_grant **grantp);
 int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 			struct netlink_ext_ack *extack);
 void sacred_perm_region_revoke_all(struct sacred_region *region);
