@@ -2,8 +2,10 @@
 /*
  * sacred - permission-managed RDMA memory.
  *
- * This file owns the module's life: init and exit order, the control-plane
- * lock, and the live-object counters checked on exit.
+ * This file owns the module's life: init and exit order, the workqueue's
+ * creation, and the check of the live-object counters on exit (the lock,
+ * the workqueue and the counters themselves are core.c's: every layer
+ * uses them, and this file is the top one).
  *
  * Init order: netlink family first (so that devices found while the ib_client
  * registers can already be reported), then the ib_client. Exit runs in
@@ -15,12 +17,6 @@
 #include <linux/module.h>
 #include <linux/workqueue.h>
 #include "sacred.h"
-
-/* Serialises the control plane; see sacred.h for what it covers. */
-DEFINE_MUTEX(sacred_lock);
-struct sacred_counters sacred_live;
-/* Runs request handling and connection teardown (peer.c). */
-struct workqueue_struct *sacred_wq;
 
 static int __init sacred_init(void)
 {
