@@ -26,6 +26,7 @@
 #include <rdma/ib_cm.h>
 #include <rdma/rdma_cm.h>
 #include "sacred.h"
+#include "notify.h"
 
 static DEFINE_XARRAY_ALLOC(sacred_mems);
 /*
@@ -380,7 +381,7 @@ void sacred_mem_destroy_dev(struct sacred_dev *sdev)
 	xa_for_each(&sacred_mems, index, mem) {
 		if (mem->sdev != sdev)
 			continue;
-		sacred_nl_notify_mem(mem, SACRED_CMD_MEM_DEL);
+		sacred_notify_mem(mem, SACRED_CMD_MEM_DEL);
 		sacred_mem_destroy(mem);
 	}
 }

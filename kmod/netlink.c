@@ -26,6 +26,7 @@
 #include <net/genetlink.h>
 #include <rdma/ib_cache.h>
 #include "sacred.h"
+#include "notify.h"
 
 enum sacred_nl_mcgrp {
 	SACRED_NL_MCGRP_EVENTS,
@@ -300,7 +301,7 @@ static int sacred_nl_mem_fill(struct sk_buff *skb, struct sacred_mem *mem,
  *
  * Context: sacred_lock held.
  */
-void sacred_nl_notify_mem(struct sacred_mem *mem, u8 cmd)
+static void sacred_nl_notify_mem(struct sacred_mem *mem, u8 cmd)
 {
 	struct sk_buff *msg;
 
@@ -667,7 +668,7 @@ static struct sk_buff *sacred_nl_region_msg(struct sacred_region *region)
  *
  * Context: sacred_lock held.
  */
-void sacred_nl_notify_region(struct sacred_region *region, u8 cmd)
+static void sacred_nl_notify_region(struct sacred_region *region, u8 cmd)
 {
 	struct sk_buff *msg;
 
@@ -1171,9 +1172,9 @@ out_unlock:
  *
  * Context: mem->lock held (so it builds no ACL).
  */
-void sacred_nl_notify_perm(struct sacred_region *region,
-			   const struct sacred_perm_change *chg, u32 reason,
-			   int err)
+static void sacred_nl_notify_perm(struct sacred_region *region,
+				  const struct sacred_perm_change *chg,
+				  u32 reason, int err)
 {
 	struct sk_buff *msg;
 	void *hdr;
@@ -1465,20 +1466,34 @@ static struct genl_family sacred_nl_family __ro_after_init = {
 	.n_mcgrps	= ARRAY_SIZE(sacred_nl_mcgrps),
 };
 
+/* The objects' events (notify.h) go to the events group. */
+static const struct sacred_notify_ops sacred_nl_notify_ops = {
+	.mem	= sacred_nl_notify_mem,
+	.region	= sacred_nl_notify_region,
+	.perm	= sacred_nl_notify_perm,
+};
+
 /**
- * sacred_nl_init() - register the generic netlink family
+ * sacred_nl_init() - register the generic netlink family and its events
  *
  * Return: 0 or a negative errno from genl_register_family().
  */
 int sacred_nl_init(void)
 {
-	return genl_register_family(&sacred_nl_family);
+	int ret;
+
+	ret = genl_register_family(&sacred_nl_family);
+	if (ret)
+		return ret;
+	sacred_notify_register(&sacred_nl_notify_ops);
+	return 0;
 }
 
 /**
- * sacred_nl_exit() - unregister the generic netlink family
+ * sacred_nl_exit() - unregister the family; events go nowhere from now on
  */
 void sacred_nl_exit(void)
 {
+	sacred_notify_register(NULL);
 	genl_unregister_family(&sacred_nl_family);
 }

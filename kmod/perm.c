@@ -76,6 +76,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include "sacred.h"
+#include "notify.h"
 
 #define SACRED_KEY_REGS_MAX	255
 
@@ -566,7 +567,7 @@ int sacred_perm_change(struct sacred_region *region,
 	*reason = sacred_policy_decide(region, chg);
 	if (!*reason)
 		ret = sacred_perm_apply(region, ops, chg->via, chg->requester);
-	sacred_nl_notify_perm(region, chg, *reason, ret);
+	sacred_notify_perm(region, chg, *reason, ret);
 	kvfree(ops);
 	return ret;
 }

@@ -25,6 +25,7 @@
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include "sacred.h"
+#include "notify.h"
 
 /* Bumped on every change of any region table; lets dumps detect it. */
 unsigned int sacred_region_gen;
@@ -336,7 +337,7 @@ void sacred_region_destroy_all(struct sacred_mem *mem)
 
 	lockdep_assert_held(&sacred_lock);
 	xa_for_each(&mem->regions, index, region) {
-		sacred_nl_notify_region(region, SACRED_CMD_REGION_DEL);
+		sacred_notify_region(region, SACRED_CMD_REGION_DEL);
 		sacred_region_destroy(region);
 	}
 }

@@ -438,10 +438,5 @@ u32 sacred_bpf_decide(struct sacred_region *region,
 /* netlink.c */
 int sacred_nl_init(void);
 void sacred_nl_exit(void);
-void sacred_nl_notify_mem(struct sacred_mem *mem, u8 cmd);
-void sacred_nl_notify_region(struct sacred_region *region, u8 cmd);
-void sacred_nl_notify_perm(struct sacred_region *region,
-			   const struct sacred_perm_change *chg, u32 reason,
-			   int err);
 
 #endif /* _SACRED_H */
