@@ -9,7 +9,7 @@
  *	K(p) = HMAC-SHA256(M, "sacred-process-key" || le32 p)
  *
  * and a counter above the last one it accepted from p (no replay). The
- * check runs when a connect request is answered (peer.c, under mem->lock),
+ * check runs when a connect request is answered (request.c, under mem->lock),
  * before a queue pair exists for the connection, with HMAC transforms set
  * up when the key was given (nothing is allocated per request). The key
  * lives only in the instance's transform, freed when it is replaced or the

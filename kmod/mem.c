@@ -13,7 +13,7 @@
  * module exit. All of that runs under sacred_lock. The listener's event
  * handler never takes sacred_lock: rdma_destroy_id() waits for it.
  *
- * Connection requests are answered by peer.c.
+ * Connection requests are answered by request.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -25,8 +25,10 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
 #include <rdma/rdma_cm.h>
-#include "sacred.h"
+#include "ep.h"
 #include "notify.h"
+#include "peer.h"
+#include "request.h"
 
 static DEFINE_XARRAY_ALLOC(sacred_mems);
 /*
@@ -46,7 +48,7 @@ unsigned int sacred_mem_gen;
  *
  *   context   QP    the id of
  *   instance  no    the listener, or a request waiting for its answer
- *   conn      yes   a connection (from sacred_ep_create() on)
+ *   ep        yes   an endpoint (from sacred_ep_create() on)
  *   NULL      -     a connection being released (its QP goes next)
  *
  * A connect request arrives on a new id whose context is still the
@@ -58,10 +60,10 @@ static int sacred_mem_cm_handler(struct rdma_cm_id *id,
 	if (!id->context)
 		return 0;
 	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST)
-		return sacred_peer_connect_request(id->context, id, event);
+		return sacred_connreq_queue(id->context, id, event);
 	if (id->qp)
 		return sacred_ep_cm_event(id, event);
-	return sacred_peer_connreq_event(id->context, id, event);
+	return sacred_connreq_event(id->context, id, event);
 }
 
 /*
@@ -183,7 +185,7 @@ int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
 	xa_init_flags(&mem->regions, XA_FLAGS_ALLOC);
 	xa_init(&mem->peers);
 	INIT_LIST_HEAD(&mem->fenced);
-	sacred_mem_connreq_init(mem);
+	sacred_connreq_init(mem);
 	/* Before the listener exists: no process ever gets in unproven. */
 	if (key) {
 		ret = sacred_mem_set_key(mem, key, key_len);
@@ -281,7 +283,7 @@ int sacred_mem_set_state(struct sacred_mem *mem, u8 state,
 		sacred_mem_mark(mem, SACRED_MEM_DOWN);
 		rdma_destroy_id(mem->listen_id);
 		mem->listen_id = NULL;
-		sacred_mem_peers_shutdown(mem);
+		sacred_ep_release_all(mem);
 		return 0;
 	}
 
@@ -311,7 +313,7 @@ void sacred_mem_destroy(struct sacred_mem *mem)
 	sacred_mem_mark(mem, SACRED_MEM_DOWN);
 	if (mem->listen_id)
 		rdma_destroy_id(mem->listen_id);
-	sacred_mem_peers_shutdown(mem);
+	sacred_ep_release_all(mem);
 	sacred_region_destroy_all(mem);
 	xa_destroy(&mem->regions);
 	sacred_mem_peers_free(mem);

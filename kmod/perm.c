@@ -75,8 +75,9 @@
 
 #include <linux/module.h>
 #include <linux/slab.h>
-#include "sacred.h"
+#include "ep.h"
 #include "notify.h"
+#include "peer.h"
 
 #define SACRED_KEY_REGS_MAX	255
 
@@ -434,7 +435,7 @@ static int sacred_perm_settle(struct sacred_region *region,
 		if (ep && ep != via)
 			op->fence = ep;
 		/*
-		 * Behind an unanswered probe (peer.c) a LOCAL_INV would wait
+		 * Behind an unanswered probe (ep.c) a LOCAL_INV would wait
 		 * for it: a fenced loser's MR is replaced instead.
 		 */
 		op->invalidated = sacred_ep_usable(ep) &&
@@ -476,7 +477,7 @@ static int sacred_perm_settle(struct sacred_region *region,
 		 * A write the fence tore was sent after the loser's latest
 		 * request (RC order completes every earlier one before the
 		 * request is received); its first packet moved the QP's
-		 * rq_psn past a floor peer.c keeps. The module cannot see
+		 * rq_psn past a floor ep.c keeps. The module cannot see
 		 * the bytes: it counts every revoke in which that happened.
 		 */
 		if (sacred_ep_raced(ops[i].fence)) {

@@ -14,7 +14,7 @@
  *                        (peer.c); lives until the instance goes;
  *   struct sacred_ep   - an endpoint: the instance's end of one rdma_cm
  *                        connection of a peer - its QP, CQ and buffers
- *                        (peer.c); "conn" is the library's word, for the
+ *                        (ep.c); "conn" is the library's word, for the
  *                        process's end;
  *   struct sacred_grant - the fast-registration MR that gives one peer its
  *                        access to one region (perm.c);
@@ -29,7 +29,7 @@
  *	work items take it; netlink takes it inside sacred_lock.
  * Completion handlers and rdma_cm event handlers take neither: they only
  * queue work. An instance's connect requests are answered in order by
- * one work item of its own (peer.c), each under mem->lock and then the
+ * one work item of its own (request.c), each under mem->lock and then the
  * new id's handler lock, so a fence holding mem->lock - waiting for a
  * process's QP, up to SACRED_WR_TIMEOUT_MS - delays that instance's
  * connects (one kworker waits), never rdma_cm's (ib_cm's) shared
@@ -58,7 +58,7 @@ extern struct mutex sacred_lock;
  * connection is fenced. They run in microseconds, but they complete in
  * order behind the replies on the same send queue, and how long a reply
  * may be retried is the process's to say: its connect request sets our
- * QP's retry counts (up to 6 receiver-not-ready retries; peer.c refuses
+ * QP's retry counts (up to 6 receiver-not-ready retries; request.c refuses
  * the endless 7), and its own QP the RNR timer (up to 655 ms a retry). A
  * process that posts no receive buffer would hold mem->lock - the
  * instance, and every netlink command on it - for seconds per reply
@@ -67,7 +67,7 @@ extern struct mutex sacred_lock;
  * bound the process is treated as gone: its QP is moved to the error
  * state, which flushes the stuck reply and the work request behind it,
  * and the MR is replaced like after any flush. The same bound ends a
- * connection whose liveness probe goes unanswered (peer.c).
+ * connection whose liveness probe goes unanswered (ep.c).
  */
 #define SACRED_WR_TIMEOUT_MS	1000
 
@@ -82,7 +82,7 @@ extern struct mutex sacred_lock;
 
 /*
  * An instance's listen backlog, and the most connect requests it holds
- * waiting for their answer (peer.c): past that, refused at once.
+ * waiting for their answer (request.c): past that, refused at once.
  */
 #define SACRED_LISTEN_BACKLOG	128
 
@@ -125,7 +125,7 @@ struct sacred_auth {
  * @lock: see the locking rules above
  * @peers: processes known to the instance, by process id (under @lock)
  * @nr_peers: entries in @peers (under @lock; at most SACRED_MAX_PEERS)
- * @fenced: fenced connections whose release is deferred (peer.c; under
+ * @fenced: fenced connections whose release is deferred (ep.c; under
  *	@lock)
  * @meta: bytes of kernel memory the module holds for the instance besides
  *	region memory: the instance itself, its regions' descriptors,
@@ -349,30 +349,6 @@ int sacred_mem_set_key(struct sacred_mem *mem, const void *key,
 bool sacred_mem_keyed(const struct sacred_mem *mem);
 bool sacred_auth_check(struct sacred_mem *mem,
 		       const struct sacred_wire_conn_req *req, u64 last);
-
-/* peer.c */
-void sacred_mem_connreq_init(struct sacred_mem *mem);
-int sacred_peer_connect_request(struct sacred_mem *mem,
-				struct rdma_cm_id *cm_id,
-				struct rdma_cm_event *event);
-int sacred_peer_connreq_event(struct sacred_mem *mem, struct rdma_cm_id *cm_id,
-			      struct rdma_cm_event *event);
-int sacred_ep_cm_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *event);
-struct sacred_ep *sacred_peer_ep(struct sacred_peer *peer);
-bool sacred_ep_usable(struct sacred_ep *ep);
-bool sacred_ep_probing(struct sacred_ep *ep);
-bool sacred_ep_raced(struct sacred_ep *ep);
-int sacred_ep_post_send(struct sacred_ep *ep,
-			const struct ib_send_wr *wr);
-struct sacred_peer *sacred_ep_peer(struct sacred_ep *ep);
-struct ib_qp *sacred_ep_qp(struct sacred_ep *ep);
-void sacred_ep_fence(struct sacred_ep *ep);
-void sacred_ep_fence_start(struct sacred_ep *ep);
-void sacred_ep_fence_finish(struct sacred_ep *ep);
-struct sacred_peer *sacred_peer_get(struct sacred_mem *mem, u32 process_id,
-				    bool create);
-void sacred_mem_peers_shutdown(struct sacred_mem *mem);
-void sacred_mem_peers_free(struct sacred_mem *mem);
 
 /* perm.c */
 
