@@ -20,7 +20,7 @@
 #include <crypto/hash.h>
 #include <crypto/algapi.h>
 #include <linux/string.h>
-#include "sacred.h"
+#include "auth.h"
 
 /* HMAC-SHA256 of @a || @b with @tfm's key into @out. */
 static int sacred_hmac(struct crypto_shash *tfm, const void *a,

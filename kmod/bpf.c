@@ -51,7 +51,7 @@
 #include <linux/filter.h>
 #include <linux/skbuff.h>
 #include <linux/timekeeping.h>
-#include "sacred.h"
+#include "bpf.h"
 
 #define SACRED_WRITE_BITS (SACRED_ACCESS_WRITE | SACRED_ACCESS_ATOMIC)
 

@@ -11,9 +11,9 @@
  */
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
-#include "sacred.h"
+#include "core.h"
 
-/* Serialises the control plane; see sacred.h for what it covers. */
+/* Serialises the control plane; see core.h for what it covers. */
 DEFINE_MUTEX(sacred_lock);
 struct sacred_counters sacred_live;
 /* Runs request handling and connection teardown (main.c allocates it). */

@@ -15,7 +15,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/slab.h>
-#include "sacred.h"
+#include "dev.h"
+#include "mem.h"
 
 LIST_HEAD(sacred_devs);
 /* Bumped on every change of sacred_devs; lets dumps detect interruption. */

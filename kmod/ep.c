@@ -11,7 +11,7 @@
  * perm.c posts its MR work here and fences here, request.c answers
  * requests here; neither is called from here but through the struct
  * sacred_ep_ops an endpoint is created with (ep.h). Of the layers above
- * it knows only the types (sacred.h): the endpoint detaches itself from
+ * it knows only the types (core.h): the endpoint detaches itself from
  * its peer, and is counted in its instance.
  *
  * Request life, on the endpoint's side:

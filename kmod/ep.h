@@ -11,7 +11,7 @@
 #ifndef _SACRED_EP_H
 #define _SACRED_EP_H
 
-#include "sacred.h"
+#include "core.h"
 
 /* Requests a process may have outstanding: receive buffers per endpoint. */
 #define SACRED_CREDITS		16

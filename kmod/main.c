@@ -16,7 +16,9 @@
 
 #include <linux/module.h>
 #include <linux/workqueue.h>
-#include "sacred.h"
+#include "dev.h"
+#include "mem.h"
+#include "netlink.h"
 
 static int __init sacred_init(void)
 {

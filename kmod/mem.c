@@ -25,9 +25,12 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
 #include <rdma/rdma_cm.h>
+#include "auth.h"
 #include "ep.h"
+#include "mem.h"
 #include "notify.h"
 #include "peer.h"
+#include "region.h"
 #include "request.h"
 
 static DEFINE_XARRAY_ALLOC(sacred_mems);

@@ -25,8 +25,15 @@
 #include <linux/random.h>
 #include <net/genetlink.h>
 #include <rdma/ib_cache.h>
-#include "sacred.h"
+#include "auth.h"
+#include "bpf.h"
+#include "dev.h"
+#include "mem.h"
+#include "netlink.h"
 #include "notify.h"
+#include "perm.h"
+#include "policy.h"
+#include "region.h"
 
 enum sacred_nl_mcgrp {
 	SACRED_NL_MCGRP_EVENTS,

@@ -5,7 +5,7 @@
 #ifndef _SACRED_PEER_H
 #define _SACRED_PEER_H
 
-#include "sacred.h"
+#include "core.h"
 
 struct sacred_peer *sacred_peer_get(struct sacred_mem *mem, u32 process_id,
 				    bool create);

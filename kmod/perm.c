@@ -78,6 +78,8 @@
 #include "ep.h"
 #include "notify.h"
 #include "peer.h"
+#include "perm.h"
+#include "policy.h"
 
 #define SACRED_KEY_REGS_MAX	255
 

@@ -28,7 +28,8 @@
  *
  * Context: mem->lock held.
  */
-#include "sacred.h"
+#include "bpf.h"
+#include "policy.h"
 
 #define SACRED_WRITE_BITS (SACRED_ACCESS_WRITE | SACRED_ACCESS_ATOMIC)
 

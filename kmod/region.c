@@ -24,8 +24,10 @@
 #include <linux/mm.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
-#include "sacred.h"
+#include "bpf.h"
 #include "notify.h"
+#include "perm.h"
+#include "region.h"
 
 /* Bumped on every change of any region table; lets dumps detect it. */
 unsigned int sacred_region_gen;

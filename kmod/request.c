@@ -31,8 +31,11 @@
 #include <linux/workqueue.h>
 #include <rdma/ib_cm.h>
 #include <rdma/rdma_cm.h>
+#include "auth.h"
 #include "ep.h"
 #include "peer.h"
+#include "perm.h"
+#include "policy.h"
 #include "request.h"
 
 /*

@@ -7,7 +7,7 @@
 #ifndef _SACRED_REQUEST_H
 #define _SACRED_REQUEST_H
 
-#include "sacred.h"
+#include "core.h"
 
 void sacred_connreq_init(struct sacred_mem *mem);
 int sacred_connreq_queue(struct sacred_mem *mem, struct rdma_cm_id *cm_id,

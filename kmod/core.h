@@ -1,6 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * sacred - permission-managed RDMA memory: internal declarations.
+ * sacred - permission-managed RDMA memory: the module's floor.
+ *
+ * The types every layer shares, the bounds they are built with, and the
+ * globals of core.c. Each file's own calls are declared in a header of
+ * its own (ep.h, perm.h, ...), which includes this one; a file includes
+ * the headers of the files it calls, and those are all below it:
+ *
+ *   core, notify             the floor; events go up through notify.h's
+ *                            table of callbacks
+ *   auth, bpf, ep, peer      keys, programs, endpoints, peers
+ *   policy                   what a change may do (calls bpf)
+ *   perm                     grants, MRs, the permission switch
+ *   region, request          regions; what processes send
+ *   mem                      memory instances
+ *   dev                      RDMA devices
+ *   netlink                  the control plane
+ *   main                     the module's init and exit
+ *
+ * scripts/check-kmod-layers checks that no file calls or includes one
+ * above it.
  *
  * Objects and who owns them:
  *   struct sacred_dev  - one per RDMA device, created and destroyed by the
@@ -36,8 +55,8 @@
  * workqueue nor another instance's work. No work item takes sacred_lock,
  * so the control plane may flush sacred_wq while holding it.
  */
-#ifndef _SACRED_H
-#define _SACRED_H
+#ifndef _SACRED_CORE_H
+#define _SACRED_CORE_H
 
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -306,59 +325,13 @@ extern struct workqueue_struct *sacred_wq;
 
 extern struct sacred_counters sacred_live;
 
-/* dev.c */
-int sacred_dev_init(void);
-void sacred_dev_exit(void);
-struct sacred_dev *sacred_dev_find_by_name(const char *name);
-struct sacred_dev *sacred_dev_find_by_index(u32 index);
-extern struct list_head sacred_devs;
-extern unsigned int sacred_dev_gen;
-
-/* mem.c */
-int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
-		      const struct sockaddr *addr, u16 cm_port, u64 mem_cap,
-		      const void *key, unsigned int key_len,
-		      struct netlink_ext_ack *extack, struct sacred_mem **memp);
-void sacred_mem_destroy(struct sacred_mem *mem);
-int sacred_mem_set_state(struct sacred_mem *mem, u8 state,
-			 struct netlink_ext_ack *extack);
-struct sacred_mem *sacred_mem_find(u32 id);
-struct sacred_mem *sacred_mem_next(u32 *id);
-void sacred_mem_destroy_dev(struct sacred_dev *sdev);
-void sacred_mem_exit(void);
-extern unsigned int sacred_mem_gen;
-
-/* region.c */
-int sacred_region_create(struct sacred_mem *mem, u32 id, u64 size, u8 policy,
-			 struct sacred_region_prog *prog, u64 tag,
-			 struct netlink_ext_ack *extack,
-			 struct sacred_region **regionp);
-void sacred_region_destroy(struct sacred_region *region);
-struct sacred_region *sacred_region_find(struct sacred_mem *mem, u32 id);
-struct sacred_region *sacred_region_next(struct sacred_mem *mem, u32 *id);
-void sacred_region_destroy_all(struct sacred_mem *mem);
-extern unsigned int sacred_region_gen;
-
-/* auth.c */
-int sacred_auth_prepare(struct sacred_auth *auth, const void *key,
-			unsigned int len);
-void sacred_auth_release(struct sacred_auth *auth);
-void sacred_mem_swap_key(struct sacred_mem *mem, struct sacred_auth *auth);
-int sacred_mem_set_key(struct sacred_mem *mem, const void *key,
-		       unsigned int len);
-bool sacred_mem_keyed(const struct sacred_mem *mem);
-bool sacred_auth_check(struct sacred_mem *mem,
-		       const struct sacred_wire_conn_req *req, u64 last);
-
-/* perm.c */
-
 /**
  * struct sacred_perm_change - a changePermission request
  * @requester: process id of the process asking
  * @access: access it asks for (&enum sacred_access)
  * @ballot: ballot of a grant on a fenced region
  * @target: process whose write a revoke-only request takes away
- * @via: the requester's connection, or NULL for an admin's PERM_SET
+ * @via: the requester's endpoint, or NULL for an admin's PERM_SET
  */
 struct sacred_perm_change {
 	u32 requester;
@@ -368,51 +341,4 @@ struct sacred_perm_change {
 	struct sacred_ep *via;
 };
 
-int sacred_perm_change(struct sacred_region *region,
-		       const struct sacred_perm_change *chg, u32 *reason);
-int sacred_perm_attach(struct sacred_peer *peer, struct sacred_region *region,
-		       struct sacred_ep *via, struct sacred_grant **grantp);
-int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
-			struct netlink_ext_ack *extack);
-void sacred_perm_region_revoke_all(struct sacred_region *region);
-void sacred_grant_free(struct sacred_grant *grant);
-u32 sacred_grant_rkey(struct sacred_grant *grant);
-
-/* policy.c */
-
-/**
- * struct sacred_policy_ops - an acceptChange policy
- * @name: as the CLI spells it
- * @initial: access of a process entering the ACL with @max
- * @acl_is_access: nothing changes access at runtime: a process that stays
- *	in a new ACL holds @initial of its new max, as one entering it
- * @decide: 0 with every ACL entry's @next set, or a refuse reason
- */
-struct sacred_policy_ops {
-	const char *name;
-	u32 (*initial)(u32 max);
-	bool acl_is_access;
-	u32 (*decide)(struct sacred_region *region,
-		      const struct sacred_perm_change *chg);
-};
-
-bool sacred_access_valid(u32 access);
-bool sacred_policy_args_valid(u8 policy, const struct sacred_perm_change *chg);
-const struct sacred_policy_ops *sacred_policy(u8 policy);
-u32 sacred_policy_decide(struct sacred_region *region,
-			 const struct sacred_perm_change *chg);
-
-/* bpf.c */
-struct sacred_region_prog;
-struct sacred_region_prog *sacred_bpf_get(u32 fd,
-					  struct netlink_ext_ack *extack);
-void sacred_bpf_put(struct sacred_region_prog *rp);
-u32 sacred_bpf_prog_id(const struct sacred_region_prog *rp);
-u32 sacred_bpf_decide(struct sacred_region *region,
-		      const struct sacred_perm_change *chg);
-
-/* netlink.c */
-int sacred_nl_init(void);
-void sacred_nl_exit(void);
-
-#endif /* _SACRED_H */
+#endif /* _SACRED_CORE_H */
