@@ -13,7 +13,8 @@
  * module exit. All of that runs under sacred_lock. The listener's event
  * handler never takes sacred_lock: rdma_destroy_id() waits for it.
  *
- * Connection requests are answered by request.c.
+ * Connection requests are answered by request.c. sacred_mem_fill() says
+ * what an instance's netlink messages carry.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -401,4 +402,61 @@ void sacred_mem_exit(void)
 {
 	WARN_ON(!xa_empty(&sacred_mems));
 	xa_destroy(&sacred_mems);
+}
+
+/**
+ * sacred_mem_fill() - put an instance's attributes into a netlink message
+ * @skb: the message, its header put (netlink.c)
+ * @mem: the instance
+ *
+ * Context: sacred_lock held.
+ * Return: 0, or -EMSGSIZE if they do not fit: the caller cancels the
+ * message.
+ */
+int sacred_mem_fill(struct sk_buff *skb, struct sacred_mem *mem)
+{
+	struct ib_device *ibdev = mem->sdev->ibdev;
+	const void *addr;
+	int addr_len;
+	u16 cm_port;
+
+	if (mem->addr.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (void *)&mem->addr;
+
+		addr = &sin6->sin6_addr;
+		addr_len = sizeof(sin6->sin6_addr);
+		cm_port = ntohs(sin6->sin6_port);
+	} else {
+		const struct sockaddr_in *sin = (void *)&mem->addr;
+
+		addr = &sin->sin_addr;
+		addr_len = sizeof(sin->sin_addr);
+		cm_port = ntohs(sin->sin_port);
+	}
+
+	if (nla_put_u32(skb, SACRED_ATTR_MEM_ID, mem->id) ||
+	    nla_put_u32(skb, SACRED_ATTR_DEV_INDEX, ibdev->index) ||
+	    nla_put_string(skb, SACRED_ATTR_DEV_NAME, ibdev->name) ||
+	    nla_put_u32(skb, SACRED_ATTR_PORT_INDEX, mem->port) ||
+	    nla_put(skb, SACRED_ATTR_MEM_ADDR, addr_len, addr) ||
+	    nla_put_u16(skb, SACRED_ATTR_MEM_PORT, cm_port) ||
+	    nla_put_u8(skb, SACRED_ATTR_MEM_STATE, mem->state) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_MEM_MEM_CAP, mem->mem_cap,
+			      SACRED_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_MEM_MEM_USED, mem->mem_used,
+			      SACRED_ATTR_PAD) ||
+	    nla_put_u32(skb, SACRED_ATTR_MEM_NR_REGIONS, mem->nr_regions) ||
+	    nla_put_u8(skb, SACRED_ATTR_MEM_KEYED, sacred_mem_keyed(mem)) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_MEM_META_BYTES,
+			      atomic64_read(&mem->meta), SACRED_ATTR_PAD) ||
+	    nla_put_u32(skb, SACRED_ATTR_MEM_NR_PEERS,
+			READ_ONCE(mem->nr_peers)) ||
+	    nla_put_u32(skb, SACRED_ATTR_MEM_NR_CONNS,
+			atomic_read(&mem->nr_conns)) ||
+	    nla_put_u32(skb, SACRED_ATTR_MEM_NR_MRS,
+			atomic_read(&mem->nr_mrs)) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_MEM_MR_PAGES,
+			      atomic64_read(&mem->mr_pages), SACRED_ATTR_PAD))
+		return -EMSGSIZE;
+	return 0;
 }

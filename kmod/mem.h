@@ -18,6 +18,7 @@ struct sacred_mem *sacred_mem_find(u32 id);
 struct sacred_mem *sacred_mem_next(u32 *id);
 void sacred_mem_destroy_dev(struct sacred_dev *sdev);
 void sacred_mem_exit(void);
+int sacred_mem_fill(struct sk_buff *skb, struct sacred_mem *mem);
 extern unsigned int sacred_mem_gen;
 
 #endif /* _SACRED_MEM_H */

@@ -3,8 +3,15 @@
  * sacred - the generic netlink family "sacred".
  *
  * This file owns the control plane's ABI (include/uapi/linux/sacred.h): the
- * family, one op table with a strict policy per op, message building, and
- * the events multicast group.
+ * family, one op table with a strict policy per op, the commands' handlers,
+ * message headers, and the events multicast group. What an object's
+ * messages say is put by a fill function next to the object -
+ * sacred_dev_fill() (dev.c), sacred_mem_fill() (mem.c),
+ * sacred_region_fill() (region.c), sacred_peer_fill() (peer.c),
+ * sacred_perm_fill() (perm.c) - between sacred_nl_put() and
+ * sacred_nl_end() here. It is the top of the module: it calls every object
+ * file, and none calls it; their events come through the table it
+ * registers with notify.c.
  *
  * Conventions:
  *   - every op has its own policy over the whole attribute space; an
@@ -20,17 +27,15 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/in.h>
-#include <linux/in6.h>
 #include <linux/random.h>
 #include <net/genetlink.h>
-#include <rdma/ib_cache.h>
 #include "auth.h"
 #include "bpf.h"
 #include "dev.h"
 #include "mem.h"
 #include "netlink.h"
 #include "notify.h"
+#include "peer.h"
 #include "perm.h"
 #include "policy.h"
 #include "region.h"
@@ -61,106 +66,46 @@ static int sacred_nl_opt_id(struct genl_info *info, int type, u32 *id)
 	return 0;
 }
 
-/* ---------------------------------------------------------------- devices */
-
-static int sacred_nl_port_fill(struct sk_buff *skb, struct ib_device *ibdev,
-			       u32 port)
+/*
+ * A message about one object: the family's header for @cmd - checked
+ * against the dump's generation in a dump (@cb) - then the attributes
+ * the object's own fill function puts (sacred_dev_fill(), sacred_mem_fill(),
+ * ... next to each object), closed by sacred_nl_end().
+ */
+static void *sacred_nl_put(struct sk_buff *skb, u32 portid, u32 seq,
+			   int flags, u8 cmd, struct netlink_callback *cb)
 {
-	const struct ib_gid_attr *gid_attr;
-	struct ib_port_attr attr;
-	struct nlattr *nest;
-	u8 link_layer;
+	void *hdr;
 
-	nest = nla_nest_start(skb, SACRED_ATTR_PORT);
-	if (!nest)
-		return -EMSGSIZE;
-	if (nla_put_u32(skb, SACRED_ATTR_PORT_INDEX, port))
-		goto cancel;
-
-	if (!ib_query_port(ibdev, port, &attr)) {
-		if (nla_put_u8(skb, SACRED_ATTR_PORT_STATE, attr.state) ||
-		    nla_put_u8(skb, SACRED_ATTR_PORT_PHYS_STATE,
-			       attr.phys_state) ||
-		    nla_put_u32(skb, SACRED_ATTR_PORT_ACTIVE_MTU,
-				ib_mtu_enum_to_int(attr.active_mtu)))
-			goto cancel;
-	}
-
-	switch (rdma_port_get_link_layer(ibdev, port)) {
-	case IB_LINK_LAYER_INFINIBAND:
-		link_layer = SACRED_LINK_INFINIBAND;
-		break;
-	case IB_LINK_LAYER_ETHERNET:
-		link_layer = SACRED_LINK_ETHERNET;
-		break;
-	default:
-		link_layer = SACRED_LINK_UNSPECIFIED;
-	}
-	if (nla_put_u8(skb, SACRED_ATTR_PORT_LINK_LAYER, link_layer))
-		goto cancel;
-
-	/* The netdev of a RoCE/iWARP port is the one behind its GID 0. */
-	gid_attr = rdma_get_gid_attr(ibdev, port, 0);
-	if (!IS_ERR(gid_attr)) {
-		struct net_device *ndev;
-		int ret = 0;
-
-		rcu_read_lock();
-		ndev = rdma_read_gid_attr_ndev_rcu(gid_attr);
-		if (!IS_ERR(ndev))
-			ret = nla_put_string(skb, SACRED_ATTR_PORT_NETDEV,
-					     ndev->name);
-		rcu_read_unlock();
-		rdma_put_gid_attr(gid_attr);
-		if (ret)
-			goto cancel;
-	}
-
-	nla_nest_end(skb, nest);
-	return 0;
-
-cancel:
-	nla_nest_cancel(skb, nest);
-	return -EMSGSIZE;
+	hdr = genlmsg_put(skb, portid, seq, &sacred_nl_family, flags, cmd);
+	if (hdr && cb)
+		genl_dump_check_consistent(cb, hdr);
+	return hdr;
 }
+
+/* End @hdr's message, or take it out of @skb if its fill failed (@ret). */
+static int sacred_nl_end(struct sk_buff *skb, void *hdr, int ret)
+{
+	if (ret) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- devices */
 
 static int sacred_nl_dev_fill(struct sk_buff *skb, struct sacred_dev *sdev,
 			      u32 portid, u32 seq, int flags,
 			      struct netlink_callback *cb)
 {
-	struct ib_device *ibdev = sdev->ibdev;
-	struct nlattr *ports;
 	void *hdr;
-	u32 port;
 
-	hdr = genlmsg_put(skb, portid, seq, &sacred_nl_family, flags,
-			  SACRED_CMD_DEV_GET);
+	hdr = sacred_nl_put(skb, portid, seq, flags, SACRED_CMD_DEV_GET, cb);
 	if (!hdr)
 		return -EMSGSIZE;
-	if (cb)
-		genl_dump_check_consistent(cb, hdr);
-
-	if (nla_put_u32(skb, SACRED_ATTR_DEV_INDEX, ibdev->index) ||
-	    nla_put_string(skb, SACRED_ATTR_DEV_NAME, ibdev->name) ||
-	    nla_put_u64_64bit(skb, SACRED_ATTR_DEV_NODE_GUID,
-			      be64_to_cpu(ibdev->node_guid), SACRED_ATTR_PAD) ||
-	    nla_put_u32(skb, SACRED_ATTR_DEV_NUM_PORTS, rdma_end_port(ibdev)))
-		goto cancel;
-
-	ports = nla_nest_start(skb, SACRED_ATTR_DEV_PORTS);
-	if (!ports)
-		goto cancel;
-	rdma_for_each_port(ibdev, port)
-		if (sacred_nl_port_fill(skb, ibdev, port))
-			goto cancel;
-	nla_nest_end(skb, ports);
-
-	genlmsg_end(skb, hdr);
-	return 0;
-
-cancel:
-	genlmsg_cancel(skb, hdr);
-	return -EMSGSIZE;
+	return sacred_nl_end(skb, hdr, sacred_dev_fill(skb, sdev));
 }
 
 static int sacred_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
@@ -241,61 +186,12 @@ static int sacred_nl_mem_fill(struct sk_buff *skb, struct sacred_mem *mem,
 			      u8 cmd, u32 portid, u32 seq, int flags,
 			      struct netlink_callback *cb)
 {
-	struct ib_device *ibdev = mem->sdev->ibdev;
-	const void *addr;
-	int addr_len;
-	u16 cm_port;
 	void *hdr;
 
-	if (mem->addr.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (void *)&mem->addr;
-
-		addr = &sin6->sin6_addr;
-		addr_len = sizeof(sin6->sin6_addr);
-		cm_port = ntohs(sin6->sin6_port);
-	} else {
-		const struct sockaddr_in *sin = (void *)&mem->addr;
-
-		addr = &sin->sin_addr;
-		addr_len = sizeof(sin->sin_addr);
-		cm_port = ntohs(sin->sin_port);
-	}
-
-	hdr = genlmsg_put(skb, portid, seq, &sacred_nl_family, flags, cmd);
+	hdr = sacred_nl_put(skb, portid, seq, flags, cmd, cb);
 	if (!hdr)
 		return -EMSGSIZE;
-	if (cb)
-		genl_dump_check_consistent(cb, hdr);
-
-	if (nla_put_u32(skb, SACRED_ATTR_MEM_ID, mem->id) ||
-	    nla_put_u32(skb, SACRED_ATTR_DEV_INDEX, ibdev->index) ||
-	    nla_put_string(skb, SACRED_ATTR_DEV_NAME, ibdev->name) ||
-	    nla_put_u32(skb, SACRED_ATTR_PORT_INDEX, mem->port) ||
-	    nla_put(skb, SACRED_ATTR_MEM_ADDR, addr_len, addr) ||
-	    nla_put_u16(skb, SACRED_ATTR_MEM_PORT, cm_port) ||
-	    nla_put_u8(skb, SACRED_ATTR_MEM_STATE, mem->state) ||
-	    nla_put_u64_64bit(skb, SACRED_ATTR_MEM_MEM_CAP, mem->mem_cap,
-			      SACRED_ATTR_PAD) ||
-	    nla_put_u64_64bit(skb, SACRED_ATTR_MEM_MEM_USED, mem->mem_used,
-			      SACRED_ATTR_PAD) ||
-	    nla_put_u32(skb, SACRED_ATTR_MEM_NR_REGIONS, mem->nr_regions) ||
-	    nla_put_u8(skb, SACRED_ATTR_MEM_KEYED, sacred_mem_keyed(mem)) ||
-	    nla_put_u64_64bit(skb, SACRED_ATTR_MEM_META_BYTES,
-			      atomic64_read(&mem->meta), SACRED_ATTR_PAD) ||
-	    nla_put_u32(skb, SACRED_ATTR_MEM_NR_PEERS,
-			READ_ONCE(mem->nr_peers)) ||
-	    nla_put_u32(skb, SACRED_ATTR_MEM_NR_CONNS,
-			atomic_read(&mem->nr_conns)) ||
-	    nla_put_u32(skb, SACRED_ATTR_MEM_NR_MRS,
-			atomic_read(&mem->nr_mrs)) ||
-	    nla_put_u64_64bit(skb, SACRED_ATTR_MEM_MR_PAGES,
-			      atomic64_read(&mem->mr_pages), SACRED_ATTR_PAD)) {
-		genlmsg_cancel(skb, hdr);
-		return -EMSGSIZE;
-	}
-
-	genlmsg_end(skb, hdr);
-	return 0;
+	return sacred_nl_end(skb, hdr, sacred_mem_fill(skb, mem));
 }
 
 /**
@@ -575,94 +471,28 @@ static int sacred_nl_mem_get_dumpit(struct sk_buff *skb,
 
 /* ---------------------------------------------------------------- regions */
 
-/* Room one ACL entry takes: a nest and three u32 attributes. */
-#define SACRED_NL_ACL_ENTRY_SIZE	(4 * NLA_HDRLEN + 3 * sizeof(u32))
-
-/* The ballot and the ACL of a region. Context: mem->lock held. */
-static int sacred_nl_acl_fill(struct sk_buff *skb,
-			      struct sacred_region *region)
-{
-	struct sacred_acl_entry *e;
-	struct nlattr *acl, *ent;
-	unsigned long pid;
-
-	if (nla_put_u64_64bit(skb, SACRED_ATTR_BALLOT, region->ballot,
-			      SACRED_ATTR_PAD))
-		return -EMSGSIZE;
-	acl = nla_nest_start(skb, SACRED_ATTR_REGION_ACL);
-	if (!acl)
-		return -EMSGSIZE;
-	xa_for_each(&region->acl, pid, e) {
-		ent = nla_nest_start(skb, SACRED_ATTR_ACL_ENTRY);
-		if (!ent ||
-		    nla_put_u32(skb, SACRED_ATTR_PROCESS_ID, pid) ||
-		    nla_put_u32(skb, SACRED_ATTR_ACCESS, e->max) ||
-		    nla_put_u32(skb, SACRED_ATTR_ACCESS_CUR, e->cur)) {
-			nla_nest_cancel(skb, acl);
-			return -EMSGSIZE;
-		}
-		nla_nest_end(skb, ent);
-	}
-	nla_nest_end(skb, acl);
-	return 0;
-}
-
 static int sacred_nl_region_fill(struct sk_buff *skb,
 				 struct sacred_region *region, u8 cmd,
 				 u32 portid, u32 seq, int flags,
 				 struct netlink_callback *cb)
 {
 	void *hdr;
-	int ret;
 
-	hdr = genlmsg_put(skb, portid, seq, &sacred_nl_family, flags, cmd);
+	hdr = sacred_nl_put(skb, portid, seq, flags, cmd, cb);
 	if (!hdr)
 		return -EMSGSIZE;
-	if (cb)
-		genl_dump_check_consistent(cb, hdr);
-
-	if (nla_put_u32(skb, SACRED_ATTR_MEM_ID, region->mem->id) ||
-	    nla_put_u32(skb, SACRED_ATTR_REGION_ID, region->id) ||
-	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_SIZE, region->size,
-			      SACRED_ATTR_PAD) ||
-	    nla_put_u8(skb, SACRED_ATTR_REGION_POLICY, region->policy) ||
-	    nla_put_u32(skb, SACRED_ATTR_REGION_EPOCH, region->epoch) ||
-	    nla_put_u32(skb, SACRED_ATTR_REGION_NR_CHUNKS, region->nr_chunks) ||
-	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_RACED, region->raced,
-			      SACRED_ATTR_PAD) ||
-	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_TAG, region->tag,
-			      SACRED_ATTR_PAD) ||
-	    (region->prog &&
-	     nla_put_u32(skb, SACRED_ATTR_REGION_PROG_ID,
-			 sacred_bpf_prog_id(region->prog))))
-		goto cancel;
-
 	/*
 	 * Dumps leave the ACL out: up to 1024 entries do not fit a dump
 	 * buffer next to other regions. A doit or an event carries it, in a
 	 * message sized for it (sacred_nl_region_msg()).
 	 */
-	if (!cb) {
-		mutex_lock(&region->mem->lock);
-		ret = sacred_nl_acl_fill(skb, region);
-		mutex_unlock(&region->mem->lock);
-		if (ret)
-			goto cancel;
-	}
-
-	genlmsg_end(skb, hdr);
-	return 0;
-
-cancel:
-	genlmsg_cancel(skb, hdr);
-	return -EMSGSIZE;
+	return sacred_nl_end(skb, hdr, sacred_region_fill(skb, region, !cb));
 }
 
 /* A message big enough for a region with its whole ACL. */
 static struct sk_buff *sacred_nl_region_msg(struct sacred_region *region)
 {
-	return nlmsg_new(NLMSG_DEFAULT_SIZE +
-			 READ_ONCE(region->nr_acl) * SACRED_NL_ACL_ENTRY_SIZE,
+	return nlmsg_new(NLMSG_DEFAULT_SIZE + sacred_region_acl_size(region),
 			 GFP_KERNEL);
 }
 
@@ -1193,19 +1023,8 @@ static void sacred_nl_notify_perm(struct sacred_region *region,
 	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!msg)
 		return;
-	hdr = genlmsg_put(msg, 0, 0, &sacred_nl_family, 0,
-			  SACRED_CMD_PERM_SET);
-	if (!hdr ||
-	    nla_put_u32(msg, SACRED_ATTR_MEM_ID, region->mem->id) ||
-	    nla_put_u32(msg, SACRED_ATTR_REGION_ID, region->id) ||
-	    nla_put_u32(msg, SACRED_ATTR_PROCESS_ID, chg->requester) ||
-	    nla_put_u32(msg, SACRED_ATTR_ACCESS, chg->access) ||
-	    nla_put_u64_64bit(msg, SACRED_ATTR_BALLOT, chg->ballot,
-			      SACRED_ATTR_PAD) ||
-	    nla_put_u32(msg, SACRED_ATTR_TARGET, chg->target) ||
-	    nla_put_u32(msg, SACRED_ATTR_REGION_EPOCH, region->epoch) ||
-	    (reason && nla_put_u32(msg, SACRED_ATTR_REFUSE_REASON, reason)) ||
-	    (err && nla_put_u32(msg, SACRED_ATTR_PERM_ERROR, -err))) {
+	hdr = sacred_nl_put(msg, 0, 0, 0, SACRED_CMD_PERM_SET, NULL);
+	if (!hdr || sacred_perm_fill(msg, region, chg, reason, err)) {
 		nlmsg_free(msg);
 		return;
 	}
@@ -1221,30 +1040,11 @@ static int sacred_nl_peer_fill(struct sk_buff *skb, struct sacred_peer *peer,
 {
 	void *hdr;
 
-	hdr = genlmsg_put(skb, portid, seq, &sacred_nl_family, NLM_F_MULTI,
-			  SACRED_CMD_PEER_GET);
+	hdr = sacred_nl_put(skb, portid, seq, NLM_F_MULTI, SACRED_CMD_PEER_GET,
+			    cb);
 	if (!hdr)
 		return -EMSGSIZE;
-	genl_dump_check_consistent(cb, hdr);
-	if (nla_put_u32(skb, SACRED_ATTR_MEM_ID, peer->mem->id) ||
-	    nla_put_u32(skb, SACRED_ATTR_PROCESS_ID, peer->process_id) ||
-	    nla_put_u8(skb, SACRED_ATTR_PEER_CONNECTED, !!peer->ep) ||
-	    nla_put_u64_64bit(skb, SACRED_ATTR_PEER_REQUESTS, peer->requests,
-			      SACRED_ATTR_PAD) ||
-	    nla_put_u64_64bit(skb, SACRED_ATTR_PEER_REFUSED, peer->refused,
-			      SACRED_ATTR_PAD) ||
-	    nla_put_u64_64bit(skb, SACRED_ATTR_PEER_FENCES, peer->fences,
-			      SACRED_ATTR_PAD) ||
-	    nla_put_u64_64bit(skb, SACRED_ATTR_PEER_CONNECTS, peer->connects,
-			      SACRED_ATTR_PAD) ||
-	    nla_put_u32(skb, SACRED_ATTR_PEER_MRS, peer->nr_mrs) ||
-	    nla_put_u64_64bit(skb, SACRED_ATTR_PEER_RACED, peer->raced,
-			      SACRED_ATTR_PAD)) {
-		genlmsg_cancel(skb, hdr);
-		return -EMSGSIZE;
-	}
-	genlmsg_end(skb, hdr);
-	return 0;
+	return sacred_nl_end(skb, hdr, sacred_peer_fill(skb, peer));
 }
 
 /*

@@ -10,8 +10,8 @@
  * another's rkey gets a remote access error. Its grants survive
  * reconnections, so MRs are not churned by a process that comes back.
  *
- * It sits beside ep.c, below perm.c: of the module it uses only core.c's
- * counters.
+ * sacred_peer_fill() says what a peer's netlink messages carry. It sits
+ * beside ep.c, below perm.c: of the module it uses only core.c's counters.
  */
 #include <linux/slab.h>
 #include "peer.h"
@@ -107,4 +107,33 @@ void sacred_mem_peers_free(struct sacred_mem *mem)
 		atomic_dec(&sacred_live.peers);
 	}
 	xa_destroy(&mem->peers);
+}
+
+/**
+ * sacred_peer_fill() - put a peer's attributes into a netlink message
+ * @skb: the message, its header put (netlink.c)
+ * @peer: the peer
+ *
+ * Context: mem->lock held.
+ * Return: 0, or -EMSGSIZE if they do not fit: the caller cancels the
+ * message.
+ */
+int sacred_peer_fill(struct sk_buff *skb, struct sacred_peer *peer)
+{
+	if (nla_put_u32(skb, SACRED_ATTR_MEM_ID, peer->mem->id) ||
+	    nla_put_u32(skb, SACRED_ATTR_PROCESS_ID, peer->process_id) ||
+	    nla_put_u8(skb, SACRED_ATTR_PEER_CONNECTED, !!peer->ep) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_PEER_REQUESTS, peer->requests,
+			      SACRED_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_PEER_REFUSED, peer->refused,
+			      SACRED_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_PEER_FENCES, peer->fences,
+			      SACRED_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_PEER_CONNECTS, peer->connects,
+			      SACRED_ATTR_PAD) ||
+	    nla_put_u32(skb, SACRED_ATTR_PEER_MRS, peer->nr_mrs) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_PEER_RACED, peer->raced,
+			      SACRED_ATTR_PAD))
+		return -EMSGSIZE;
+	return 0;
 }

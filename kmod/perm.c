@@ -69,6 +69,9 @@
  * Bytes of a multi-packet write placed before step 2 stay in memory: the
  * module cannot undo them (torn writes); layers above validate entries.
  *
+ * Every decided change is announced (notify.h); sacred_perm_fill() says
+ * what its netlink event carries.
+ *
  * Context: everything here runs under mem->lock and may sleep.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -725,4 +728,34 @@ void sacred_perm_region_revoke_all(struct sacred_region *region)
 		sacred_mem_uncharge(region->mem, sizeof(*e));
 		kfree(e);
 	}
+}
+
+/**
+ * sacred_perm_fill() - put a decided change into a netlink message
+ * @skb: the message, its header put (netlink.c)
+ * @region: the region
+ * @chg: the request
+ * @reason: 0 if the policy accepted it, else why it refused it
+ * @err: 0, or the negative errno of an accepted change that could not be
+ *	applied in full
+ *
+ * Context: mem->lock held.
+ * Return: 0, or -EMSGSIZE if it does not fit: the caller frees the
+ * message.
+ */
+int sacred_perm_fill(struct sk_buff *skb, struct sacred_region *region,
+		     const struct sacred_perm_change *chg, u32 reason, int err)
+{
+	if (nla_put_u32(skb, SACRED_ATTR_MEM_ID, region->mem->id) ||
+	    nla_put_u32(skb, SACRED_ATTR_REGION_ID, region->id) ||
+	    nla_put_u32(skb, SACRED_ATTR_PROCESS_ID, chg->requester) ||
+	    nla_put_u32(skb, SACRED_ATTR_ACCESS, chg->access) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_BALLOT, chg->ballot,
+			      SACRED_ATTR_PAD) ||
+	    nla_put_u32(skb, SACRED_ATTR_TARGET, chg->target) ||
+	    nla_put_u32(skb, SACRED_ATTR_REGION_EPOCH, region->epoch) ||
+	    (reason && nla_put_u32(skb, SACRED_ATTR_REFUSE_REASON, reason)) ||
+	    (err && nla_put_u32(skb, SACRED_ATTR_PERM_ERROR, -err)))
+		return -EMSGSIZE;
+	return 0;
 }

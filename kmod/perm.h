@@ -17,5 +17,7 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 void sacred_perm_region_revoke_all(struct sacred_region *region);
 void sacred_grant_free(struct sacred_grant *grant);
 u32 sacred_grant_rkey(struct sacred_grant *grant);
+int sacred_perm_fill(struct sk_buff *skb, struct sacred_region *region,
+		     const struct sacred_perm_change *chg, u32 reason, int err);
 
 #endif /* _SACRED_PERM_H */

@@ -16,6 +16,8 @@
  * allocation fails cleanly (__GFP_RETRY_MAYFAIL) instead of invoking the
  * OOM killer.
  *
+ * sacred_region_fill() says what a region's netlink messages carry.
+ *
  * Context: everything here runs under sacred_lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -342,4 +344,89 @@ void sacred_region_destroy_all(struct sacred_mem *mem)
 		sacred_notify_region(region, SACRED_CMD_REGION_DEL);
 		sacred_region_destroy(region);
 	}
+}
+
+/* Room one ACL entry takes: a nest and three u32 attributes. */
+#define SACRED_REGION_ACL_ENTRY_SIZE	(4 * NLA_HDRLEN + 3 * sizeof(u32))
+
+/**
+ * sacred_region_acl_size() - room a region's ACL takes in a message
+ * @region: the region
+ *
+ * Return: bytes, for the ACL as it is now.
+ */
+size_t sacred_region_acl_size(struct sacred_region *region)
+{
+	return READ_ONCE(region->nr_acl) * SACRED_REGION_ACL_ENTRY_SIZE;
+}
+
+/* The ballot and the ACL of a region. Context: mem->lock held. */
+static int sacred_region_acl_fill(struct sk_buff *skb,
+				  struct sacred_region *region)
+{
+	struct sacred_acl_entry *e;
+	struct nlattr *acl, *ent;
+	unsigned long pid;
+
+	if (nla_put_u64_64bit(skb, SACRED_ATTR_BALLOT, region->ballot,
+			      SACRED_ATTR_PAD))
+		return -EMSGSIZE;
+	acl = nla_nest_start(skb, SACRED_ATTR_REGION_ACL);
+	if (!acl)
+		return -EMSGSIZE;
+	xa_for_each(&region->acl, pid, e) {
+		ent = nla_nest_start(skb, SACRED_ATTR_ACL_ENTRY);
+		if (!ent ||
+		    nla_put_u32(skb, SACRED_ATTR_PROCESS_ID, pid) ||
+		    nla_put_u32(skb, SACRED_ATTR_ACCESS, e->max) ||
+		    nla_put_u32(skb, SACRED_ATTR_ACCESS_CUR, e->cur)) {
+			nla_nest_cancel(skb, acl);
+			return -EMSGSIZE;
+		}
+		nla_nest_end(skb, ent);
+	}
+	nla_nest_end(skb, acl);
+	return 0;
+}
+
+/**
+ * sacred_region_fill() - put a region's attributes into a netlink message
+ * @skb: the message, its header put (netlink.c)
+ * @region: the region
+ * @acl: with its ballot and ACL, taken under mem->lock; @skb must have
+ *	room for sacred_region_acl_size() more
+ *
+ * Context: sacred_lock held; mem->lock not held.
+ * Return: 0, or -EMSGSIZE if they do not fit: the caller cancels the
+ * message.
+ */
+int sacred_region_fill(struct sk_buff *skb, struct sacred_region *region,
+		       bool acl)
+{
+	int ret;
+
+	if (nla_put_u32(skb, SACRED_ATTR_MEM_ID, region->mem->id) ||
+	    nla_put_u32(skb, SACRED_ATTR_REGION_ID, region->id) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_SIZE, region->size,
+			      SACRED_ATTR_PAD) ||
+	    nla_put_u8(skb, SACRED_ATTR_REGION_POLICY, region->policy) ||
+	    nla_put_u32(skb, SACRED_ATTR_REGION_EPOCH, region->epoch) ||
+	    nla_put_u32(skb, SACRED_ATTR_REGION_NR_CHUNKS, region->nr_chunks) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_RACED, region->raced,
+			      SACRED_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_TAG, region->tag,
+			      SACRED_ATTR_PAD) ||
+	    (region->prog &&
+	     nla_put_u32(skb, SACRED_ATTR_REGION_PROG_ID,
+			 sacred_bpf_prog_id(region->prog))))
+		return -EMSGSIZE;
+
+	if (acl) {
+		mutex_lock(&region->mem->lock);
+		ret = sacred_region_acl_fill(skb, region);
+		mutex_unlock(&region->mem->lock);
+		if (ret)
+			return -EMSGSIZE;
+	}
+	return 0;
 }
