@@ -146,6 +146,10 @@ struct sacred_auth {
  * @nr_peers: entries in @peers (under @lock; at most SACRED_MAX_PEERS)
  * @fenced: fenced connections whose release is deferred (ep.c; under
  *	@lock)
+ * @connreq_lock: guards @connreqs and @nr_connreqs
+ * @connreqs: connect requests waiting for their answer (request.c)
+ * @nr_connreqs: entries in @connreqs (at most SACRED_LISTEN_BACKLOG)
+ * @connreq_work: answers @connreqs, in order, on sacred_wq
  * @meta: bytes of kernel memory the module holds for the instance besides
  *	region memory: the instance itself, its regions' descriptors,
  *	scatterlists and ACL entries, its peers, their connections
