@@ -11,7 +11,8 @@
 #   make demo            boot the VM and show sacred on rxe devices
 #   make lint            checkpatch --strict on the kernel sources; the
 #                        module built against every supported kernel with
-#                        W=1 and sparse, warnings are errors (in make check)
+#                        W=1 and sparse, warnings are errors; no cycle
+#                        between kmod/'s files (in make check)
 #   make install         libsacred, headers, CLI, man pages, sacred.pc
 #
 # KVER selects the kernel the module is built for and the VM boots
@@ -296,8 +297,9 @@ demo:
 	$(MAKE) all
 	scripts/demo $(if $(KVER),--kver $(KVER))
 
-# checkpatch --strict, and W=1 -Werror + sparse builds against every
-# supported kernel; kcompat and checkpatch are the older names.
+# checkpatch --strict, W=1 -Werror + sparse builds against every
+# supported kernel, and scripts/check-kmod-layers; kcompat and checkpatch
+# are the older names.
 lint kcompat checkpatch: $(HARNESS)
 	KVERS="$(KVERS_COMPAT)" scripts/check-lint
 
