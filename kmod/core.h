@@ -267,7 +267,7 @@ struct sacred_ep;
  * @pd: its protection domain: its MRs and QPs live here and nowhere else,
  *	so no other process's QP can use its keys
  * @grants: &struct sacred_grant by region id
- * @ep: its live connection, or NULL (under mem->lock)
+ * @ep: the endpoint of its live connection, or NULL (under mem->lock)
  * @nr_mrs: MRs it holds
  * @requests: requests received
  * @refused: requests refused by a policy

@@ -120,7 +120,7 @@ static u32 sacred_psn_max(u32 a, u32 b)
  * struct sacred_slot - one credit: a receive buffer and a send buffer
  * @rx_cqe: completion of the receive
  * @tx_cqe: completion of the reply
- * @ep: the connection
+ * @ep: the endpoint
  * @list: entry in ep->pending
  * @len: bytes received
  * @index: the slot's number
@@ -209,8 +209,8 @@ static struct ib_device *sacred_ep_ibdev(struct sacred_ep *ep)
 }
 
 /**
- * sacred_ep_qp() - the QP of a connection
- * @ep: the connection
+ * sacred_ep_qp() - the QP of an endpoint
+ * @ep: the endpoint
  *
  * Return: the QP.
  */
@@ -220,8 +220,8 @@ struct ib_qp *sacred_ep_qp(struct sacred_ep *ep)
 }
 
 /**
- * sacred_ep_peer() - the peer a connection belongs to
- * @ep: the connection
+ * sacred_ep_peer() - the peer an endpoint belongs to
+ * @ep: the endpoint
  *
  * Return: the peer.
  */
@@ -232,7 +232,7 @@ struct sacred_peer *sacred_ep_peer(struct sacred_ep *ep)
 
 /**
  * sacred_ep_post_send() - post send work requests and run them now
- * @ep: the connection whose QP gets them
+ * @ep: the endpoint whose QP gets them
  * @wr: the chain of work requests
  *
  * ib_post_send() with bottom halves disabled around it. A software device
@@ -288,7 +288,7 @@ static void sacred_ep_sample_psn(struct sacred_ep *ep)
 /**
  * sacred_ep_raced() - did a fenced process's QP receive a packet sent
  *	after its latest request?
- * @ep: the connection, fenced (sacred_ep_fence_finish() returned):
+ * @ep: the endpoint, fenced (sacred_ep_fence_finish() returned):
  *	its rq_psn no longer moves, and every receive of a request that
  *	came before the fence has completed
  *
@@ -314,7 +314,7 @@ bool sacred_ep_raced(struct sacred_ep *ep)
 
 /**
  * sacred_ep_usable() - may work requests still be posted on @ep?
- * @ep: the connection, or NULL
+ * @ep: the endpoint, or NULL
  *
  * Context: mem->lock held.
  * Return: true if @ep is neither fenced nor dead.
@@ -503,7 +503,7 @@ void sacred_ep_probe(struct sacred_ep *ep)
 
 /**
  * sacred_ep_probing() - is a liveness probe of @ep unanswered?
- * @ep: the connection
+ * @ep: the endpoint
  *
  * A work request posted now would complete only after the probe, which
  * on a dead process takes SACRED_WR_TIMEOUT_MS.
@@ -624,7 +624,7 @@ static void sacred_ep_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 
 /**
  * sacred_ep_fence_start() - start the fence of a connection
- * @ep: the connection of a process whose access is being revoked
+ * @ep: the endpoint of a process whose access is being revoked
  *
  * Moves the QP to the error state and posts a marker on its receive
  * queue; sacred_ep_fence_finish() waits for the marker's flush. On rxe
@@ -674,7 +674,7 @@ static void sacred_ep_fence_wait(struct sacred_ep *ep)
 
 /**
  * sacred_ep_fence_finish() - finish a fence and give the connection up
- * @ep: a connection sacred_ep_fence_start() was called on
+ * @ep: an endpoint sacred_ep_fence_start() was called on
  *
  * Waits for the drain, then detaches the connection from its peer, so the
  * process can connect again at once. Its release, which disconnects it,
@@ -701,7 +701,7 @@ void sacred_ep_fence_finish(struct sacred_ep *ep)
 
 /**
  * sacred_ep_fence() - stop every access of a connection, for good
- * @ep: the connection
+ * @ep: the endpoint
  *
  * sacred_ep_fence_start() and sacred_ep_fence_finish() in one.
  *
@@ -790,8 +790,8 @@ static void sacred_ep_release_work(struct work_struct *work)
 }
 
 /**
- * sacred_ep_cm_event() - an rdma_cm event on a connection's id
- * @cm_id: the id; its context is the connection
+ * sacred_ep_cm_event() - an rdma_cm event on an endpoint's id
+ * @cm_id: the id; its context is the endpoint
  * @event: the event
  *
  * Connection ids inherit the listener's handler (mem.c), which passes

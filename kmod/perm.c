@@ -91,7 +91,7 @@
  * @cqe: its completion entry
  * @done: completed by its completion, successful or flushed
  * @status: the completion's status
- * @ep: the connection it was posted on, fenced if it takes too long
+ * @ep: the endpoint it was posted on, fenced if it takes too long
  */
 struct sacred_wait {
 	struct ib_cqe cqe;
@@ -582,7 +582,7 @@ int sacred_perm_change(struct sacred_region *region,
  * sacred_perm_attach() - make a process's MR match its current access
  * @peer: the process
  * @region: the region; @peer must be in its ACL
- * @via: @peer's connection, to post on
+ * @via: @peer's endpoint, to post on
  * @grantp: the grant, or NULL when the process holds no access now
  *
  * Context: mem->lock held.
