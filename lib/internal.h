@@ -140,7 +140,7 @@ int sacred_conn_new_unconnected(const struct sacred_conn_attr *attr,
 				struct sacred_conn **connp);
 
 /*
- * lib/conn.c: break @conn as sacred_conn_reconnect() does before it
+ * lib/conn_reconnect.c: break @conn as sacred_conn_reconnect() does before it
  * connects again - operations fail, and an established rdma_cm
  * connection is disconnected, waiting (up to 250 ms) for the instance to
  * answer, so that it has let go of it when the next attempt arrives
@@ -149,7 +149,7 @@ int sacred_conn_new_unconnected(const struct sacred_conn_attr *attr,
 void sacred_conn_drop(struct sacred_conn *conn);
 
 /*
- * lib/conn.c: forget attached region @region_id, another incarnation than
+ * lib/conn_sync.c: forget attached region @region_id, another incarnation than
  * the one of tag *@tag a quorum of memories holds (@tag NULL: no quorum
  * shares a tag): dropped, its id stale (-ESTALE) until attached
  * explicitly. Returns -ESTALE (-ENOENT if it was not attached).
