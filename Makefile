@@ -48,6 +48,8 @@ KFILES	:= build/linux
 HARNESS	:= $(KFILES)/tools/testing/selftests/kselftest_harness.h
 
 LIB_SRCS   := $(wildcard lib/*.c)
+# The public headers: lib/sacred.h includes one per layer, lib/sacred/*.h.
+LIB_PUBHDRS := lib/sacred.h $(wildcard lib/sacred/*.h)
 LIB_OBJS   := $(LIB_SRCS:.c=.o)
 LIB_PIC	   := $(LIB_SRCS:.c=.pic.o)
 TOOL_SRCS  := $(wildcard tools/*.c)
@@ -78,10 +80,10 @@ module:
 
 lib: lib/libsacred.a lib/$(SONAME)
 
-lib/%.o: lib/%.c $(wildcard lib/*.h) include/uapi/linux/sacred.h
+lib/%.o: lib/%.c $(wildcard lib/*.h) $(LIB_PUBHDRS) include/uapi/linux/sacred.h
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-lib/%.pic.o: lib/%.c $(wildcard lib/*.h) include/uapi/linux/sacred.h
+lib/%.pic.o: lib/%.c $(wildcard lib/*.h) $(LIB_PUBHDRS) include/uapi/linux/sacred.h
 	$(CC) $(CFLAGS) -fPIC -fvisibility=default -c -o $@ $<
 
 lib/libsacred.a: $(LIB_OBJS)
@@ -93,7 +95,7 @@ lib/$(SONAME): $(LIB_PIC) lib/libsacred.map
 
 tools: tools/sacred tools/kv/sacred-kv
 
-tools/%.o: tools/%.c $(wildcard tools/*.h) lib/sacred.h include/uapi/linux/sacred.h
+tools/%.o: tools/%.c $(wildcard tools/*.h) $(LIB_PUBHDRS) include/uapi/linux/sacred.h
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 # sacred -V prints the version of the package it was built from.
@@ -305,6 +307,7 @@ lint kcompat checkpatch: $(HARNESS)
 
 install: lib tools
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/linux \
+		$(DESTDIR)$(INCDIR)/sacred \
 		$(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man3 \
 		$(DESTDIR)$(MANDIR)/man1
 	install -m 644 lib/libsacred.a $(DESTDIR)$(LIBDIR)/
@@ -312,6 +315,7 @@ install: lib tools
 	ln -sf libsacred.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libsacred.so
 	install -m 644 lib/sacred.h $(DESTDIR)$(INCDIR)/
+	install -m 644 lib/sacred/*.h $(DESTDIR)$(INCDIR)/sacred/
 	install -m 644 include/uapi/linux/sacred.h $(DESTDIR)$(INCDIR)/linux/
 	install -m 755 tools/sacred $(DESTDIR)$(SBINDIR)/
 	install -d $(DESTDIR)$(PREFIX)/bin
@@ -329,10 +333,12 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libsacred.so \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/sacred.pc \
 		$(DESTDIR)$(INCDIR)/sacred.h $(DESTDIR)$(INCDIR)/linux/sacred.h \
+		$(addprefix $(DESTDIR)$(INCDIR)/sacred/,$(notdir $(wildcard lib/sacred/*.h))) \
 		$(DESTDIR)$(SBINDIR)/sacred $(DESTDIR)$(PREFIX)/bin/sacred-kv \
 		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard Documentation/man/*.1))) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(wildcard Documentation/man/*.8))) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard Documentation/man/*.3)))
+	rmdir $(DESTDIR)$(INCDIR)/sacred 2>/dev/null || :
 
 # The module's sources for DKMS (dkms.conf): the top-level Kbuild, kmod/
 # without build products and the uapi header. Without DESTDIR and with
