@@ -803,6 +803,99 @@ static int cheapq_leader_resume(struct sacred_cheapq *cheapq)
 	return 0;
 }
 
+/* @cheapq's fields from @attr, for @n processes, and its buffers. */
+static int cheapq_init(struct sacred_cheapq *cheapq,
+		       const struct sacred_cheapq_attr *attr, unsigned int n)
+{
+	unsigned int p;
+	size_t rec;
+
+	cheapq->a = *attr;
+	if (!cheapq->a.timeout_ms)
+		cheapq->a.timeout_ms = 1000;
+	if (!cheapq->a.round_ms)
+		cheapq->a.round_ms = cheapq->a.timeout_ms;
+	if (!cheapq->a.rounds)
+		cheapq->a.rounds = CHEAPQ_DEFAULT_ROUNDS;
+	cheapq->a.pids = NULL;
+	cheapq->n = n;
+	cheapq->quorum = n / 2 + 1;
+	cheapq->me = sacred_bz_me(attr->keys);
+	for (p = 0; p < n; p++)
+		cheapq->pids[p] = attr->pids ? attr->pids[p] :
+					       attr->leader_pid + p;
+	cheapq->bad_carry_len = -1;
+	cheapq->bad_prop_len = -1;
+	cheapq->msg_max = cheapq_msg_max(n, attr->value_max);
+	rec = CHEAPQ_HDR + attr->value_max;
+	cheapq->rec = malloc(rec + n * CHEAPQ_SIG);
+	cheapq->buf = malloc(rec + n * CHEAPQ_SIG);
+	cheapq->look = malloc(SACRED_RMEM_CHAIN_MAX * rec);
+	cheapq->signed_buf =
+		malloc(CHEAPQ_SIGNED_ID + CHEAPQ_SIG + attr->value_max);
+	cheapq->msg = malloc(cheapq->msg_max);
+	cheapq->pend = malloc(cheapq->msg_max);
+	cheapq->pend_k = -1;
+	cheapq->copy = malloc(attr->value_max + 1);
+	cheapq->cert_val = malloc(attr->value_max + 1);
+	cheapq->dec = malloc(attr->value_max + 1);
+	cheapq->bad_carry = malloc(attr->value_max + 1);
+	cheapq->bad_prop = malloc(attr->value_max + 1);
+	if (!cheapq->rec || !cheapq->buf || !cheapq->look ||
+	    !cheapq->signed_buf || !cheapq->msg || !cheapq->pend ||
+	    !cheapq->copy || !cheapq->cert_val || !cheapq->dec ||
+	    !cheapq->bad_carry || !cheapq->bad_prop)
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Open the instance's regions: the leader's, each process's slots and
+ * commit region, the broadcast's; and learn their common tag (which must
+ * be attr->tag if that is set).
+ */
+static int cheapq_open_regions(struct sacred_cheapq *cheapq,
+			       const struct sacred_cheapq_attr *attr)
+{
+	struct sacred_neb_attr na;
+	unsigned int p, n = cheapq->n;
+	size_t rec = CHEAPQ_HDR + attr->value_max;
+	int ret;
+
+	ret = sacred_slots_open(attr->rm, attr->base_region, rec, 1, 0,
+				&cheapq->leader);
+	if (ret)
+		return ret;
+	for (p = 0; p < n; p++) {
+		ret = sacred_slots_open(attr->rm, attr->base_region + 1 + p,
+					rec, CHEAPQ_NR_SLOTS, 0,
+					&cheapq->procs[p]);
+		if (ret)
+			return ret;
+		ret = sacred_slots_open(attr->rm, attr->base_region + 1 + n + p,
+					cheapq_commit_max(n, attr->value_max),
+					1, 0, &cheapq->commit[p]);
+		if (ret)
+			return ret;
+	}
+	na = (struct sacred_neb_attr){
+		.rm = attr->rm,
+		.keys = attr->keys,
+		.base_region = attr->base_region + 1 + 2 * n,
+		.nr_msgs = 3 * cheapq->a.rounds,
+		.msg_max = cheapq->msg_max,
+	};
+	ret = sacred_neb_open(&na, &cheapq->neb);
+	if (ret)
+		return ret;
+	/* Attached by now: the memories told the regions' tag. */
+	ret = sacred_rmem_span_tag(attr->rm, attr->base_region, 1 + 3 * n,
+				   &cheapq->tag);
+	if (!ret && attr->tag && cheapq->tag != attr->tag)
+		ret = -EPROTO;
+	return ret;
+}
+
 /**
  * sacred_cheapq_open() - join a Byzantine consensus instance
  * @attr: see &struct sacred_cheapq_attr
@@ -833,10 +926,8 @@ static int cheapq_leader_resume(struct sacred_cheapq *cheapq)
 int sacred_cheapq_open(const struct sacred_cheapq_attr *attr,
 		       struct sacred_cheapq **cheapqp)
 {
-	struct sacred_neb_attr na;
-	unsigned int p, n;
 	struct sacred_cheapq *cheapq;
-	size_t rec;
+	unsigned int n;
 	int ret;
 
 	if (!attr || !cheapqp || !attr->rm || !attr->keys ||
@@ -849,77 +940,13 @@ int sacred_cheapq_open(const struct sacred_cheapq_attr *attr,
 	cheapq = calloc(1, sizeof(*cheapq));
 	if (!cheapq)
 		return -ENOMEM;
-	cheapq->a = *attr;
-	if (!cheapq->a.timeout_ms)
-		cheapq->a.timeout_ms = 1000;
-	if (!cheapq->a.round_ms)
-		cheapq->a.round_ms = cheapq->a.timeout_ms;
-	if (!cheapq->a.rounds)
-		cheapq->a.rounds = CHEAPQ_DEFAULT_ROUNDS;
-	cheapq->a.pids = NULL;
-	cheapq->n = n;
-	cheapq->quorum = n / 2 + 1;
-	cheapq->me = sacred_bz_me(attr->keys);
-	for (p = 0; p < n; p++)
-		cheapq->pids[p] = attr->pids ? attr->pids[p] :
-					       attr->leader_pid + p;
-	cheapq->bad_carry_len = -1;
-	cheapq->bad_prop_len = -1;
-	cheapq->msg_max = cheapq_msg_max(n, attr->value_max);
-	rec = CHEAPQ_HDR + attr->value_max;
-	ret = -ENOMEM;
-	cheapq->rec = malloc(rec + n * CHEAPQ_SIG);
-	cheapq->buf = malloc(rec + n * CHEAPQ_SIG);
-	cheapq->look = malloc(SACRED_RMEM_CHAIN_MAX * rec);
-	cheapq->signed_buf =
-		malloc(CHEAPQ_SIGNED_ID + CHEAPQ_SIG + attr->value_max);
-	cheapq->msg = malloc(cheapq->msg_max);
-	cheapq->pend = malloc(cheapq->msg_max);
-	cheapq->pend_k = -1;
-	cheapq->copy = malloc(attr->value_max + 1);
-	cheapq->cert_val = malloc(attr->value_max + 1);
-	cheapq->dec = malloc(attr->value_max + 1);
-	cheapq->bad_carry = malloc(attr->value_max + 1);
-	cheapq->bad_prop = malloc(attr->value_max + 1);
-	if (!cheapq->rec || !cheapq->buf || !cheapq->look ||
-	    !cheapq->signed_buf || !cheapq->msg || !cheapq->pend ||
-	    !cheapq->copy || !cheapq->cert_val || !cheapq->dec ||
-	    !cheapq->bad_carry || !cheapq->bad_prop)
+	ret = cheapq_init(cheapq, attr, n);
+	if (ret)
 		goto err;
 	ret = cheapq_alloc_peers(cheapq);
 	if (ret)
 		goto err;
-	ret = sacred_slots_open(attr->rm, attr->base_region, rec, 1, 0,
-				&cheapq->leader);
-	if (ret)
-		goto err;
-	for (p = 0; p < n; p++) {
-		ret = sacred_slots_open(attr->rm, attr->base_region + 1 + p,
-					rec, CHEAPQ_NR_SLOTS, 0,
-					&cheapq->procs[p]);
-		if (ret)
-			goto err;
-		ret = sacred_slots_open(attr->rm, attr->base_region + 1 + n + p,
-					cheapq_commit_max(n, attr->value_max),
-					1, 0, &cheapq->commit[p]);
-		if (ret)
-			goto err;
-	}
-	na = (struct sacred_neb_attr){
-		.rm = attr->rm,
-		.keys = attr->keys,
-		.base_region = attr->base_region + 1 + 2 * n,
-		.nr_msgs = 3 * cheapq->a.rounds,
-		.msg_max = cheapq->msg_max,
-	};
-	ret = sacred_neb_open(&na, &cheapq->neb);
-	if (ret)
-		goto err;
-	/* Attached by now: the memories told the regions' tag. */
-	ret = sacred_rmem_span_tag(attr->rm, attr->base_region, 1 + 3 * n,
-				   &cheapq->tag);
-	if (!ret && attr->tag && cheapq->tag != attr->tag)
-		ret = -EPROTO;
+	ret = cheapq_open_regions(cheapq, attr);
 	if (ret)
 		goto err;
 	ret = -EPERM;
@@ -1890,6 +1917,93 @@ static int cheapq_look(struct sacred_cheapq *cheapq, uint8_t *cert,
 	return 0;
 }
 
+/*
+ * A follower's first step on the fast path: read the leader's value and
+ * write this process's signed copy of it. 0, -EINPROGRESS
+ * (SACRED_CHEAPQ_STALL_AFTER_COPY), or 1: panic, decide in the backup.
+ */
+static int cheapq_copy_leader(struct sacred_cheapq *cheapq, uint64_t deadline)
+{
+	unsigned int pause = CHEAPQ_POLL_MIN_US;
+	struct cheapq_rec lr;
+	size_t n;
+	int ret;
+
+	/* The leader's value, then our copy of it. */
+	for (;;) {
+		ret = cheapq_read_leader(cheapq, NULL, &lr);
+		if (!ret)
+			break;
+		if ((ret != -EAGAIN && ret != -EBADMSG) ||
+		    cheapq_should_panic(cheapq, deadline))
+			return 1;
+		cheapq_pause(&pause);
+	}
+	n = cheapq_build(cheapq, lr.val, lr.len, lr.lsig, true);
+	cheapq_hold_copy(cheapq, lr.val, lr.len, cheapq->rec + 8);
+	memcpy(cheapq->mysig, cheapq->rec + 8 + CHEAPQ_SIG, CHEAPQ_SIG);
+	cheapq->stats.round_trips++;
+	ret = sacred_slots_write(cheapq->procs[cheapq->me], CHEAPQ_SLOT_COPY,
+				 cheapq->rec, n);
+	if (ret)
+		return 1;
+	if (cheapq->stall) {
+		cheapq->stall = false;
+		return -EINPROGRESS;
+	}
+	return 0;
+}
+
+/*
+ * Every follower's copy of the same value: with the leader's signature,
+ * a certificate (cheapq_cert_ok()'s layout), held in @cheapq. 0, or 1:
+ * the leader lied or time ran out, panic.
+ */
+static int cheapq_gather_copies(struct sacred_cheapq *cheapq,
+				uint64_t deadline)
+{
+	uint8_t cert[SACRED_BZ_MAX_PROCS * CHEAPQ_SIG];
+	unsigned int pause = CHEAPQ_POLL_MIN_US;
+	uint32_t have;
+
+	memcpy(cert, cheapq->lsig, CHEAPQ_SIG);
+	memcpy(cert + cheapq->me * CHEAPQ_SIG, cheapq->mysig, CHEAPQ_SIG);
+	have = 1U | 1U << cheapq->me;
+	for (;;) {
+		if (cheapq_look(cheapq, cert, &have))
+			/* The leader signed two values: it lied. */
+			return 1;
+		if (have == (1U << cheapq->n) - 1) {
+			cheapq_hold_cert(cheapq, cheapq->copy, cheapq->copy_len,
+					 cert);
+			return 0;
+		}
+		if (cheapq_should_panic(cheapq, deadline))
+			return 1;
+		cheapq_pause(&pause);
+	}
+}
+
+/*
+ * Commit: the certificate on a quorum. 0, or the write's error: frozen by
+ * someone's panic, decide in the backup.
+ */
+static int cheapq_commit_cert(struct sacred_cheapq *cheapq)
+{
+	uint32_t l32;
+
+	memset(cheapq->rec, 0, 8);
+	l32 = htole32((uint32_t)cheapq->cert_len);
+	memcpy(cheapq->rec, &l32, 4);
+	memcpy(cheapq->rec + 8, cheapq->cert, cheapq->n * CHEAPQ_SIG);
+	memcpy(cheapq->rec + 8 + cheapq->n * CHEAPQ_SIG, cheapq->cert_val,
+	       cheapq->cert_len);
+	cheapq->stats.round_trips++;
+	return sacred_slots_write(cheapq->commit[cheapq->me], 0, cheapq->rec,
+				  8 + cheapq->n * CHEAPQ_SIG +
+				  cheapq->cert_len);
+}
+
 /**
  * sacred_cheapq_propose() - propose @v and decide
  * @cheapq: the instance; one propose per instance
@@ -1922,13 +2036,7 @@ static int cheapq_look(struct sacred_cheapq *cheapq, uint8_t *cert,
 int sacred_cheapq_propose(struct sacred_cheapq *cheapq, const void *v,
 			  size_t len, void *out, size_t max, size_t *out_len)
 {
-	uint8_t cert[SACRED_BZ_MAX_PROCS * CHEAPQ_SIG];
-	unsigned int pause = CHEAPQ_POLL_MIN_US;
 	uint64_t deadline;
-	struct cheapq_rec lr;
-	uint32_t have;
-	uint32_t l32;
-	size_t n;
 	int ret;
 
 	if (!cheapq || (!v && len) || !out_len || (!out && max))
@@ -1951,64 +2059,14 @@ int sacred_cheapq_propose(struct sacred_cheapq *cheapq, const void *v,
 	if (cheapq->me == 0)
 		return cheapq_lead(cheapq, v, len, out, max, out_len);
 
-	/* The leader's value, then our copy of it. */
-	for (;;) {
-		ret = cheapq_read_leader(cheapq, NULL, &lr);
-		if (!ret)
-			break;
-		if ((ret != -EAGAIN && ret != -EBADMSG) ||
-		    cheapq_should_panic(cheapq, deadline))
-			return cheapq_backup(cheapq, v, len, out, max, out_len);
-		cheapq_pause(&pause);
-	}
-	n = cheapq_build(cheapq, lr.val, lr.len, lr.lsig, true);
-	cheapq_hold_copy(cheapq, lr.val, lr.len, cheapq->rec + 8);
-	memcpy(cheapq->mysig, cheapq->rec + 8 + CHEAPQ_SIG, CHEAPQ_SIG);
-	cheapq->stats.round_trips++;
-	ret = sacred_slots_write(cheapq->procs[cheapq->me], CHEAPQ_SLOT_COPY,
-				 cheapq->rec, n);
+	ret = cheapq_copy_leader(cheapq, deadline);
+	if (ret == -EINPROGRESS)
+		return ret;
 	if (ret)
 		return cheapq_backup(cheapq, v, len, out, max, out_len);
-	if (cheapq->stall) {
-		cheapq->stall = false;
-		return -EINPROGRESS;
-	}
-
 copies:
-	/*
-	 * Every follower's copy of the same value: with the leader's
-	 * signature, a certificate (cheapq_cert_ok()'s layout).
-	 */
-	pause = CHEAPQ_POLL_MIN_US;
-	memcpy(cert, cheapq->lsig, CHEAPQ_SIG);
-	memcpy(cert + cheapq->me * CHEAPQ_SIG, cheapq->mysig, CHEAPQ_SIG);
-	have = 1U | 1U << cheapq->me;
-	for (;;) {
-		if (cheapq_look(cheapq, cert, &have))
-			/* The leader signed two values: it lied. */
-			return cheapq_backup(cheapq, v, len, out, max, out_len);
-		if (have == (1U << cheapq->n) - 1) {
-			cheapq_hold_cert(cheapq, cheapq->copy, cheapq->copy_len,
-					 cert);
-			break;
-		}
-		if (cheapq_should_panic(cheapq, deadline))
-			return cheapq_backup(cheapq, v, len, out, max, out_len);
-		cheapq_pause(&pause);
-	}
-
-	/* Commit: the certificate on a quorum, then decide. */
-	memset(cheapq->rec, 0, 8);
-	l32 = htole32((uint32_t)cheapq->cert_len);
-	memcpy(cheapq->rec, &l32, 4);
-	memcpy(cheapq->rec + 8, cheapq->cert, cheapq->n * CHEAPQ_SIG);
-	memcpy(cheapq->rec + 8 + cheapq->n * CHEAPQ_SIG, cheapq->cert_val,
-	       cheapq->cert_len);
-	cheapq->stats.round_trips++;
-	ret = sacred_slots_write(cheapq->commit[cheapq->me], 0, cheapq->rec,
-				 8 + cheapq->n * CHEAPQ_SIG + cheapq->cert_len);
-	if (ret)
-		/* Frozen by someone's panic: decide in the backup. */
+	if (cheapq_gather_copies(cheapq, deadline) ||
+	    cheapq_commit_cert(cheapq))
 		return cheapq_backup(cheapq, v, len, out, max, out_len);
 	cheapq->stats.fast = true;
 	cheapq_decide(cheapq, cheapq->cert_val, cheapq->cert_len);

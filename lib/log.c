@@ -1341,6 +1341,106 @@ uint64_t sacred_log_region_size(const struct sacred_log_attr *attr)
 	return lay.size;
 }
 
+/*
+ * @l's settings (defaults for those @attr leaves 0), its buffers, and
+ * every process's failure-detector state as of now: 0, -EMSGSIZE when
+ * the layout does not fit the replicated memory's max_io, or -ENOMEM.
+ */
+static int log_init(struct sacred_log *l, const struct sacred_log_attr *attr)
+{
+	uint64_t now = log_now_ms();
+	unsigned int k, n, p;
+	size_t max_io;
+
+	if (!l->a.hb_period_ms)
+		l->a.hb_period_ms = 10;
+	if (!l->a.suspect_ms)
+		l->a.suspect_ms = 200;
+	if (!l->a.calm_timeouts)
+		l->a.calm_timeouts = 8;
+	l->meta_good = 1;
+	l->snap_good = 1;
+	l->leader = -1;
+	max_io = sacred_rmem_max_io(attr->rm);
+	l->batch = max_io / (2 * l->lay.entry_cell);
+	if (l->batch > 64)
+		l->batch = 64;
+	n = sacred_rmem_nr_mems(attr->rm);
+
+	if (!l->batch || log_meta_off(l, attr->nr_procs, 0) > max_io ||
+	    l->lay.snap_cell > SACRED_RMEM_CHAIN_MAX * max_io)
+		return -EMSGSIZE;
+	l->good = malloc(attr->capacity);
+	l->cell = malloc(l->lay.entry_cell);
+	l->tail = calloc(l->batch, sizeof(*l->tail));
+	if (!l->good || !l->cell || !l->tail)
+		return -ENOMEM;
+	memset(l->good, 1, attr->capacity);
+	for (k = 0; k < l->batch; k++) {
+		l->tail[k].data = malloc(attr->entry_max + 1);
+		if (!l->tail[k].data)
+			return -ENOMEM;
+	}
+	for (k = 0; k < n; k++) {
+		l->bufs[k] = malloc(max_io);
+		if (!l->bufs[k])
+			return -ENOMEM;
+	}
+	if (l->lay.snap_cell) {
+		l->snap = malloc(l->lay.snap_cell);
+		if (!l->snap)
+			return -ENOMEM;
+		for (k = 0; k < n; k++) {
+			l->sbufs[k] = malloc(2 * l->lay.snap_cell);
+			if (!l->sbufs[k])
+				return -ENOMEM;
+		}
+	}
+	for (p = 0; p < attr->nr_procs; p++) {
+		l->hb_change[p] = now;
+		l->susp[p] = l->a.suspect_ms;
+		l->calm[p] = now;
+	}
+	return 0;
+}
+
+/*
+ * Attach the log and heartbeat regions and read the metas: the highest
+ * ballot seen and, if this process led before a restart, what it may
+ * have left unsure.
+ */
+static int log_join(struct sacred_log *l)
+{
+	const struct sacred_log_attr *attr = &l->a;
+	struct sacred_rmem_result res;
+	int ret;
+
+	ret = sacred_rmem_attach(attr->rm, attr->log_region, NULL);
+	if (!ret)
+		ret = log_check_size(l);
+	if (!ret)
+		ret = sacred_rmem_attach(attr->rm, attr->hb_region, NULL);
+	if (!ret)
+		ret = log_hb_floor(l);
+	if (!ret)
+		ret = log_fetch_metas(l, false, &res);
+	if (!ret) {
+		uint64_t mbal;
+
+		log_scan_metas(l, res.ok, &mbal, &l->stand_after);
+		l->max_seen = mbal;
+	}
+	if (!ret && log_led_before(l, res.ok)) {
+		memset(l->good, LOG_CELL_UNSURE, attr->capacity);
+		l->meta_unsure = true;
+		l->snap_unsure = !!l->lay.snap_cell;
+		ret = log_settle_meta(l);
+		if (ret == -ENOTCONN)
+			ret = 0;	/* the takeover tries again */
+	}
+	return ret;
+}
+
 /**
  * sacred_log_open() - join a replicated log
  * @attr: see &struct sacred_log_attr
@@ -1372,11 +1472,8 @@ uint64_t sacred_log_region_size(const struct sacred_log_attr *attr)
 int sacred_log_open(const struct sacred_log_attr *attr,
 		    struct sacred_log **lp)
 {
-	struct sacred_rmem_result res;
 	struct sacred_log *l;
-	unsigned int k, n, p;
-	uint64_t now = log_now_ms(), ns;
-	size_t max_io;
+	uint64_t ns;
 	int ret;
 
 	if (!attr || !lp || !attr->rm || attr->me >= attr->nr_procs ||
@@ -1391,81 +1488,10 @@ int sacred_log_open(const struct sacred_log_attr *attr,
 	ret = log_layout(attr, &l->lay);
 	if (ret)
 		goto err;
-	if (!l->a.hb_period_ms)
-		l->a.hb_period_ms = 10;
-	if (!l->a.suspect_ms)
-		l->a.suspect_ms = 200;
-	if (!l->a.calm_timeouts)
-		l->a.calm_timeouts = 8;
-	l->meta_good = 1;
-	l->snap_good = 1;
-	l->leader = -1;
-	max_io = sacred_rmem_max_io(attr->rm);
-	l->batch = max_io / (2 * l->lay.entry_cell);
-	if (l->batch > 64)
-		l->batch = 64;
-	n = sacred_rmem_nr_mems(attr->rm);
-
-	ret = -EMSGSIZE;
-	if (!l->batch || log_meta_off(l, attr->nr_procs, 0) > max_io ||
-	    l->lay.snap_cell > SACRED_RMEM_CHAIN_MAX * max_io)
+	ret = log_init(l, attr);
+	if (ret)
 		goto err;
-	ret = -ENOMEM;
-	l->good = malloc(attr->capacity);
-	l->cell = malloc(l->lay.entry_cell);
-	l->tail = calloc(l->batch, sizeof(*l->tail));
-	if (!l->good || !l->cell || !l->tail)
-		goto err;
-	memset(l->good, 1, attr->capacity);
-	for (k = 0; k < l->batch; k++) {
-		l->tail[k].data = malloc(attr->entry_max + 1);
-		if (!l->tail[k].data)
-			goto err;
-	}
-	for (k = 0; k < n; k++) {
-		l->bufs[k] = malloc(max_io);
-		if (!l->bufs[k])
-			goto err;
-	}
-	if (l->lay.snap_cell) {
-		l->snap = malloc(l->lay.snap_cell);
-		if (!l->snap)
-			goto err;
-		for (k = 0; k < n; k++) {
-			l->sbufs[k] = malloc(2 * l->lay.snap_cell);
-			if (!l->sbufs[k])
-				goto err;
-		}
-	}
-	for (p = 0; p < attr->nr_procs; p++) {
-		l->hb_change[p] = now;
-		l->susp[p] = l->a.suspect_ms;
-		l->calm[p] = now;
-	}
-
-	ret = sacred_rmem_attach(attr->rm, attr->log_region, NULL);
-	if (!ret)
-		ret = log_check_size(l);
-	if (!ret)
-		ret = sacred_rmem_attach(attr->rm, attr->hb_region, NULL);
-	if (!ret)
-		ret = log_hb_floor(l);
-	if (!ret)
-		ret = log_fetch_metas(l, false, &res);
-	if (!ret) {
-		uint64_t mbal;
-
-		log_scan_metas(l, res.ok, &mbal, &l->stand_after);
-		l->max_seen = mbal;
-	}
-	if (!ret && log_led_before(l, res.ok)) {
-		memset(l->good, LOG_CELL_UNSURE, attr->capacity);
-		l->meta_unsure = true;
-		l->snap_unsure = !!l->lay.snap_cell;
-		ret = log_settle_meta(l);
-		if (ret == -ENOTCONN)
-			ret = 0;	/* the takeover tries again */
-	}
+	ret = log_join(l);
 	if (ret)
 		goto err;
 	/* Above own cells on memories that did not answer too. */

@@ -420,41 +420,21 @@ static int pmp_settle(struct sacred_pmp *p)
 	return p->unsure ? -ENOTCONN : 0;
 }
 
-/**
- * sacred_pmp_open() - join a consensus instance
- * @attr: see &struct sacred_pmp_attr
- * @pp: on success, the handle
- *
- * Reads every slot once (own slot: to go on above its sequence numbers
- * and keep what it accepted before a restart) and, for PMP, notes
- * whether this process holds write permission on a quorum already.
- *
- * Return: 0; -EINVAL; -ENOMEM; -EMSGSIZE when the slots exceed the
- * replicated memory's max_io; the errors of sacred_rmem_attach() (-EPROTO:
- * no quorum of the memories holds one incarnation of a region) and
- * sacred_rmem_read().
- */
-int sacred_pmp_open(const struct sacred_pmp_attr *attr,
-		    struct sacred_pmp **pp)
+static bool pmp_attr_bad(const struct sacred_pmp_attr *attr)
 {
-	struct sacred_rmem_result res;
-	struct sacred_pmp *p;
-	unsigned int i, k, n, writers = 0;
-	uint64_t now;
-	int ret;
+	return !attr || !attr->rm || !attr->nr_procs ||
+	       attr->nr_procs > SACRED_PMP_MAX_PROCS ||
+	       attr->me >= attr->nr_procs || attr->value_max > (1U << 20) ||
+	       attr->timeout_ms < 0 ||
+	       (attr->alg != SACRED_PMP && attr->alg != SACRED_DISK_PAXOS &&
+		attr->alg != SACRED_PMP_BALLOT);
+}
 
-	if (!attr || !pp || !attr->rm || !attr->nr_procs ||
-	    attr->nr_procs > SACRED_PMP_MAX_PROCS ||
-	    attr->me >= attr->nr_procs || attr->value_max > (1U << 20) ||
-	    attr->timeout_ms < 0 ||
-	    (attr->alg != SACRED_PMP && attr->alg != SACRED_DISK_PAXOS &&
-	     attr->alg != SACRED_PMP_BALLOT))
-		return -EINVAL;
-	if (sodium_init() < 0)
-		return -EIO;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
+/* @p's fields from @attr, and its buffers: 0, -EMSGSIZE or -ENOMEM. */
+static int pmp_init(struct sacred_pmp *p, const struct sacred_pmp_attr *attr)
+{
+	unsigned int k, n;
+
 	p->rm = attr->rm;
 	p->region_id = attr->region_id;
 	p->alg = attr->alg;
@@ -468,27 +448,36 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 	p->timeout_ms = attr->timeout_ms ?: 10000;
 	n = sacred_rmem_nr_mems(p->rm);
 
-	ret = -EMSGSIZE;
 	if (pmp_region_bytes(p) > sacred_rmem_max_io(p->rm))
-		goto err;
-	ret = -ENOMEM;
+		return -EMSGSIZE;
 	p->val = malloc(attr->value_max + 1);
 	p->prop = malloc(attr->value_max + 1);
 	p->cell = calloc(1, p->cell_size);
 	if (!p->val || !p->prop || !p->cell)
-		goto err;
+		return -ENOMEM;
 	for (k = 0; k < n; k++) {
 		p->bufs[k] = malloc(pmp_region_bytes(p));
 		if (!p->bufs[k])
-			goto err;
+			return -ENOMEM;
 	}
+	return 0;
+}
+
+/*
+ * Attach the region, and note whether the fast path may be tried: by
+ * process 0, under Disk Paxos or holding write access on a quorum.
+ */
+static int pmp_attach(struct sacred_pmp *p)
+{
+	unsigned int k, n = sacred_rmem_nr_mems(p->rm), writers = 0;
+	int ret;
 
 	/* Connections fenced by an earlier instance come back first. */
 	if (sacred_rmem_up(p->rm) != (1U << n) - 1)
 		sacred_rmem_revive(p->rm);
 	ret = sacred_rmem_attach(p->rm, p->region_id, NULL);
 	if (ret)
-		goto err;
+		return ret;
 	for (k = 0; k < n; k++) {
 		struct sacred_conn *c = sacred_rmem_conn(p->rm, k);
 		struct sacred_region_attr a;
@@ -499,20 +488,21 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 	}
 	p->fast_ok = p->me == 0 && (p->alg == SACRED_DISK_PAXOS ||
 				    writers >= sacred_rmem_quorum(p->rm));
+	return 0;
+}
 
-	/* Every memory that answers: pmp_find_good() counts them. */
-	for (i = 0; i < 3; i++) {
-		ret = sacred_rmem_read(p->rm, p->region_id, 0,
-				       (void *const *)p->bufs,
-				       pmp_region_bytes(p), true, &res);
-		if (ret != -ECONNRESET && ret != -ENOTCONN)
-			break;
-		sacred_rmem_revive(p->rm);
-	}
-	if (ret)
-		goto err;
+/*
+ * From every slot as the memories that answered @res hold it: the
+ * highest ballot seen, and this process's own sequence number, ballots
+ * and accepted value from before a restart.
+ */
+static void pmp_learn(struct sacred_pmp *p,
+		      const struct sacred_rmem_result *res)
+{
+	unsigned int i, k, n = sacred_rmem_nr_mems(p->rm);
+
 	for (k = 0; k < n; k++) {
-		if (!(res.ok & (1U << k)))
+		if (!(res->ok & (1U << k)))
 			continue;
 		for (i = 0; i < p->nr_procs; i++) {
 			struct pmp_slot s;
@@ -539,6 +529,57 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 			}
 		}
 	}
+}
+
+/**
+ * sacred_pmp_open() - join a consensus instance
+ * @attr: see &struct sacred_pmp_attr
+ * @pp: on success, the handle
+ *
+ * Reads every slot once (own slot: to go on above its sequence numbers
+ * and keep what it accepted before a restart) and, for PMP, notes
+ * whether this process holds write permission on a quorum already.
+ *
+ * Return: 0; -EINVAL; -ENOMEM; -EMSGSIZE when the slots exceed the
+ * replicated memory's max_io; the errors of sacred_rmem_attach() (-EPROTO:
+ * no quorum of the memories holds one incarnation of a region) and
+ * sacred_rmem_read().
+ */
+int sacred_pmp_open(const struct sacred_pmp_attr *attr,
+		    struct sacred_pmp **pp)
+{
+	struct sacred_rmem_result res;
+	struct sacred_pmp *p;
+	unsigned int i;
+	uint64_t now;
+	int ret;
+
+	if (!pp || pmp_attr_bad(attr))
+		return -EINVAL;
+	if (sodium_init() < 0)
+		return -EIO;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	ret = pmp_init(p, attr);
+	if (ret)
+		goto err;
+	ret = pmp_attach(p);
+	if (ret)
+		goto err;
+
+	/* Every memory that answers: pmp_find_good() counts them. */
+	for (i = 0; i < 3; i++) {
+		ret = sacred_rmem_read(p->rm, p->region_id, 0,
+				       (void *const *)p->bufs,
+				       pmp_region_bytes(p), true, &res);
+		if (ret != -ECONNRESET && ret != -ENOTCONN)
+			break;
+		sacred_rmem_revive(p->rm);
+	}
+	if (ret)
+		goto err;
+	pmp_learn(p, &res);
 	if (p->max_seen)
 		p->fast_ok = false;
 	pmp_find_good(p, &res);

@@ -181,6 +181,60 @@ static int slots_find_good(struct sacred_slots *s, unsigned int slot)
 	return 0;
 }
 
+/*
+ * Attach the region on every memory; check that the slots fit in it,
+ * and whether this process may write it (on a quorum).
+ */
+static int slots_attach(struct sacred_slots *s)
+{
+	unsigned int i, n = sacred_rmem_nr_mems(s->rm), writers = 0;
+	struct sacred_region_attr a;
+	uint64_t size = 0;
+	int ret;
+
+	ret = sacred_rmem_attach(s->rm, s->region_id, NULL);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++) {
+		struct sacred_conn *c = sacred_rmem_conn(s->rm, i);
+
+		if (!c || sacred_conn_region(c, s->region_id, &a))
+			continue;
+		size = a.size;
+		if (a.access & SACRED_ACCESS_WRITE)
+			writers++;
+	}
+	if (slot_offset(s, s->nr_slots) > size)
+		return -ENOSPC;
+	s->writer = writers >= sacred_rmem_quorum(s->rm);
+	return 0;
+}
+
+/*
+ * A writer goes on above whatever it (or anyone) wrote before, and
+ * finds which cell holds its last complete write.
+ */
+static int slots_resume(struct sacred_slots *s)
+{
+	/*
+	 * And above what it wrote where nobody answers now: a cell of its
+	 * own that is newer than every one seen would hide a new write
+	 * there, or tie with it (internal.h).
+	 */
+	uint64_t floor = s->shared ? 0 : sacred_clock_ns();
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < s->nr_slots; i++) {
+		ret = slots_find_good(s, i);
+		if (ret)
+			return ret;
+		if (s->seq[i] < floor)
+			s->seq[i] = floor;
+	}
+	return 0;
+}
+
 /**
  * sacred_slots_open() - use a replicated region as slots
  * @rm: the replicated memory; must outlive the handle
@@ -199,10 +253,8 @@ int sacred_slots_open(struct sacred_rmem *rm, uint32_t region_id,
 		      size_t payload_max, unsigned int nr_slots,
 		      unsigned int flags, struct sacred_slots **sp)
 {
-	unsigned int i, n, writers = 0;
-	struct sacred_region_attr a;
 	struct sacred_slots *s;
-	uint64_t size = 0;
+	unsigned int i, n;
 	int ret;
 
 	if (!rm || !sp || !nr_slots || flags & ~SACRED_SLOTS_SHARED ||
@@ -237,42 +289,13 @@ int sacred_slots_open(struct sacred_rmem *rm, uint32_t region_id,
 			goto err;
 	}
 
-	ret = sacred_rmem_attach(rm, region_id, NULL);
+	ret = slots_attach(s);
 	if (ret)
 		goto err;
-	for (i = 0; i < n; i++) {
-		struct sacred_conn *c = sacred_rmem_conn(rm, i);
-
-		if (!c || sacred_conn_region(c, region_id, &a))
-			continue;
-		size = a.size;
-		if (a.access & SACRED_ACCESS_WRITE)
-			writers++;
-	}
-	ret = -ENOSPC;
-	if (slot_offset(s, nr_slots) > size)
-		goto err;
-	s->writer = writers >= sacred_rmem_quorum(rm);
-
-	/*
-	 * A writer goes on above whatever it (or anyone) wrote before, and
-	 * finds which cell holds its last complete write.
-	 */
 	if (s->writer) {
-		/*
-		 * And above what it wrote where nobody answers now: a cell of
-		 * its own that is newer than every one seen would hide a new
-		 * write there, or tie with it (internal.h).
-		 */
-		uint64_t floor = s->shared ? 0 : sacred_clock_ns();
-
-		for (i = 0; i < nr_slots; i++) {
-			ret = slots_find_good(s, i);
-			if (ret)
-				goto err;
-			if (s->seq[i] < floor)
-				s->seq[i] = floor;
-		}
+		ret = slots_resume(s);
+		if (ret)
+			goto err;
 	}
 	*sp = s;
 	return 0;
