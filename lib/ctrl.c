@@ -58,8 +58,6 @@
 #include "sacred.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define container_of(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
@@ -804,54 +802,160 @@ static int ctrl_id_request(struct sacred_ctrl *ctrl, uint8_t cmd,
 }
 
 /**
+ * ctrl_change() - send a change that answers with no object, and free it
+ * @ctrl: handle
+ * @msg: the request, built; freed here
+ * @bad: building it failed (an attribute did not fit): it is not sent
+ *
+ * The tail of every command that only changes something.
+ *
+ * Return: 0; -EMSGSIZE if @bad; the request's negative errno.
+ */
+static int ctrl_change(struct sacred_ctrl *ctrl, struct nl_msg *msg,
+		       bool bad)
+{
+	int ret = -EMSGSIZE;
+
+	if (!bad)
+		ret = ctrl_request_obj(ctrl, msg, NULL, NULL);
+	nlmsg_free(msg);
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * The objects the API gets and lists, one descriptor each: the command
+ * that gets one (a doit) or all of them (a dump; kernel side, each
+ * command has its own attribute policy), and the parser of one reply
+ * into the caller's struct.
+ */
+enum ctrl_kind {
+	CTRL_DEV,
+	CTRL_MEM,
+	CTRL_REGION,
+	CTRL_PEER,
+	CTRL_REGION_PROG_ID,	/* a region's BPF program id, in a u32 */
+	CTRL_REGION_ACL,	/* a region's ACL, in a struct acl_out */
+};
+
+static int parse_dev(struct nlmsghdr *nlh, void *obj);
+static int parse_mem(struct nlmsghdr *nlh, void *obj);
+static int parse_region(struct nlmsghdr *nlh, void *obj);
+static int parse_peer(struct nlmsghdr *nlh, void *obj);
+static int parse_prog_id(struct nlmsghdr *nlh, void *obj);
+static int parse_acl(struct nlmsghdr *nlh, void *obj);
+
+static const struct ctrl_desc {
+	uint8_t cmd;
+	obj_parse_t parse;
+} ctrl_descs[] = {
+	[CTRL_DEV]		= { SACRED_CMD_DEV_GET,    parse_dev },
+	[CTRL_MEM]		= { SACRED_CMD_MEM_GET,    parse_mem },
+	[CTRL_REGION]		= { SACRED_CMD_REGION_GET, parse_region },
+	[CTRL_PEER]		= { SACRED_CMD_PEER_GET,   parse_peer },
+	[CTRL_REGION_PROG_ID]	= { SACRED_CMD_REGION_GET, parse_prog_id },
+	[CTRL_REGION_ACL]	= { SACRED_CMD_REGION_GET, parse_acl },
+};
+
+/**
+ * ctrl_lookup() - get one object of @kind, named by ids
+ * @ctrl: handle
+ * @kind: which descriptor of ctrl_descs[]
+ * @mem_id: %SACRED_ATTR_MEM_ID
+ * @region_id: %SACRED_ATTR_REGION_ID, or NULL for an instance
+ * @obj: where the object goes
+ *
+ * Return: as ctrl_get(); -EINVAL without @ctrl or @obj.
+ */
+static int ctrl_lookup(struct sacred_ctrl *ctrl, enum ctrl_kind kind,
+		       uint32_t mem_id, const uint32_t *region_id, void *obj)
+{
+	if (!ctrl || !obj)
+		return -EINVAL;
+	ctrl_begin(ctrl);
+	return ctrl_id_request(ctrl, ctrl_descs[kind].cmd, mem_id, region_id,
+			       ctrl_descs[kind].parse, obj);
+}
+
+/**
  * struct ctrl_walk - a dump handing every object to the caller
- * @parse: parser of one object, into @obj
- * @call: hands @obj to the caller's callback; returns what it returned
- * @obj: room for one object, embedded with @call's callback in a struct
- *	of the object's kind (see dev_walk)
+ * @kind: which descriptor of ctrl_descs[] parses the objects
+ * @obj: room for one object
+ * @cb: the caller's callback, of the object's type
+ * @arg: its argument
  * @stop: the callback's return value, once non-zero
  */
 struct ctrl_walk {
-	obj_parse_t parse;
-	int (*call)(struct ctrl_walk *walk);
-	void *obj;
+	enum ctrl_kind kind;
+	union {
+		struct sacred_dev_info dev;
+		struct sacred_mem_info mem;
+		struct sacred_region_info region;
+		struct sacred_peer_info peer;
+	} obj;
+	union {
+		int (*dev)(const struct sacred_dev_info *info, void *arg);
+		int (*mem)(const struct sacred_mem_info *info, void *arg);
+		int (*region)(const struct sacred_region_info *info,
+			      void *arg);
+		int (*peer)(const struct sacred_peer_info *info, void *arg);
+	} cb;
+	void *arg;
 	int stop;
 };
+
+/* Hand the object just parsed to the callback of its type. */
+static int walk_call(struct ctrl_walk *walk)
+{
+	switch (walk->kind) {
+	case CTRL_DEV:
+		return walk->cb.dev(&walk->obj.dev, walk->arg);
+	case CTRL_MEM:
+		return walk->cb.mem(&walk->obj.mem, walk->arg);
+	case CTRL_REGION:
+		return walk->cb.region(&walk->obj.region, walk->arg);
+	case CTRL_PEER:
+		return walk->cb.peer(&walk->obj.peer, walk->arg);
+	default:
+		return -EINVAL;
+	}
+}
 
 static int walk_parse(struct ctrl_req *rq, struct nlmsghdr *nlh)
 {
 	struct ctrl_walk *walk = rq->arg;
 	int ret;
 
-	ret = walk->parse(nlh, walk->obj);
+	ret = ctrl_descs[walk->kind].parse(nlh, &walk->obj);
 	if (ret)
 		return ret;
-	walk->stop = walk->call(walk);
+	walk->stop = walk_call(walk);
 	return walk->stop ? 1 : 0;
 }
 
 /**
- * ctrl_dump() - dump the objects of @cmd
+ * ctrl_list() - dump the objects of @walk's kind to its callback
  * @ctrl: handle
- * @cmd: command
  * @mem_id: only the objects of this instance (%SACRED_ATTR_MEM_ID in the
- *	request), or NULL for all
- * @walk: parser and callback
+ *	request), or %SACRED_MEM_ID_ANY for all
+ * @walk: kind and callback
  *
  * Return: 0, the non-zero return of the callback that stopped the walk,
- * or a negative errno.
+ * or a negative errno; -EINVAL without @ctrl.
  */
-static int ctrl_dump(struct sacred_ctrl *ctrl, uint8_t cmd,
-		     const uint32_t *mem_id, struct ctrl_walk *walk)
+static int ctrl_list(struct sacred_ctrl *ctrl, uint32_t mem_id,
+		     struct ctrl_walk *walk)
 {
 	struct nl_msg *msg;
 	int ret = 0;
 
-	msg = sacred_msg(ctrl, cmd, NLM_F_DUMP);
+	if (!ctrl)
+		return -EINVAL;
+	ctrl_begin(ctrl);
+	msg = sacred_msg(ctrl, ctrl_descs[walk->kind].cmd, NLM_F_DUMP);
 	if (!msg)
 		return -ENOMEM;
-	if (mem_id)
-		ret = ctrl_put_ids(msg, *mem_id, NULL);
+	if (mem_id != SACRED_MEM_ID_ANY)
+		ret = ctrl_put_ids(msg, mem_id, NULL);
 	if (!ret)
 		ret = ctrl_request(ctrl, msg, walk_parse, walk);
 	nlmsg_free(msg);
@@ -953,38 +1057,13 @@ int sacred_dev_get(struct sacred_ctrl *ctrl, const char *name, uint32_t index,
 	return ret;
 }
 
-struct dev_walk {
-	struct ctrl_walk walk;
-	struct sacred_dev_info info;
-	int (*cb)(const struct sacred_dev_info *info, void *arg);
-	void *arg;
-};
-
-static int dev_walk_call(struct ctrl_walk *walk)
-{
-	struct dev_walk *w = container_of(walk, struct dev_walk, walk);
-
-	return w->cb(&w->info, w->arg);
-}
-
 int sacred_dev_list(struct sacred_ctrl *ctrl,
 		    int (*cb)(const struct sacred_dev_info *info, void *arg),
 		    void *arg)
 {
-	struct dev_walk w = {
-		.walk = {
-			.parse = parse_dev,
-			.call = dev_walk_call,
-			.obj = &w.info,
-		},
-		.cb = cb,
-		.arg = arg,
-	};
+	struct ctrl_walk w = { .kind = CTRL_DEV, .cb.dev = cb, .arg = arg };
 
-	if (!ctrl || !cb)
-		return -EINVAL;
-	ctrl_begin(ctrl);
-	return ctrl_dump(ctrl, SACRED_CMD_DEV_GET, NULL, &w.walk);
+	return cb ? ctrl_list(ctrl, SACRED_MEM_ID_ANY, &w) : -EINVAL;
 }
 
 /* ----------------------------------------------------------- memories */
@@ -1174,7 +1253,6 @@ int sacred_mem_set_key(struct sacred_ctrl *ctrl, uint32_t id, const void *key,
 		       size_t len)
 {
 	struct nl_msg *msg;
-	int ret;
 
 	if (!ctrl || (key && !len) || len > SACRED_KEY_MAX)
 		return -EINVAL;
@@ -1184,61 +1262,24 @@ int sacred_mem_set_key(struct sacred_ctrl *ctrl, uint32_t id, const void *key,
 	if (!msg)
 		return -ENOMEM;
 	/* An empty MEM_KEY takes the key away. */
-	if (ctrl_put_ids(msg, id, NULL) ||
-	    nla_put(msg, SACRED_ATTR_MEM_KEY, key ? len : 0, key) < 0) {
-		ret = -EMSGSIZE;
-		goto out;
-	}
-	ret = ctrl_request_obj(ctrl, msg, NULL, NULL);
-	if (ret > 0)
-		ret = 0;
-out:
-	nlmsg_free(msg);
-	return ret;
+	return ctrl_change(ctrl, msg, ctrl_put_ids(msg, id, NULL) ||
+			   nla_put(msg, SACRED_ATTR_MEM_KEY, key ? len : 0,
+				   key) < 0);
 }
 
 int sacred_mem_get(struct sacred_ctrl *ctrl, uint32_t id,
 		   struct sacred_mem_info *info)
 {
-	if (!ctrl || !info)
-		return -EINVAL;
-	ctrl_begin(ctrl);
-	return ctrl_id_request(ctrl, SACRED_CMD_MEM_GET, id, NULL, parse_mem,
-			       info);
-}
-
-struct mem_walk {
-	struct ctrl_walk walk;
-	struct sacred_mem_info info;
-	int (*cb)(const struct sacred_mem_info *info, void *arg);
-	void *arg;
-};
-
-static int mem_walk_call(struct ctrl_walk *walk)
-{
-	struct mem_walk *w = container_of(walk, struct mem_walk, walk);
-
-	return w->cb(&w->info, w->arg);
+	return ctrl_lookup(ctrl, CTRL_MEM, id, NULL, info);
 }
 
 int sacred_mem_list(struct sacred_ctrl *ctrl,
 		    int (*cb)(const struct sacred_mem_info *info, void *arg),
 		    void *arg)
 {
-	struct mem_walk w = {
-		.walk = {
-			.parse = parse_mem,
-			.call = mem_walk_call,
-			.obj = &w.info,
-		},
-		.cb = cb,
-		.arg = arg,
-	};
+	struct ctrl_walk w = { .kind = CTRL_MEM, .cb.mem = cb, .arg = arg };
 
-	if (!ctrl || !cb)
-		return -EINVAL;
-	ctrl_begin(ctrl);
-	return ctrl_dump(ctrl, SACRED_CMD_MEM_GET, NULL, &w.walk);
+	return cb ? ctrl_list(ctrl, SACRED_MEM_ID_ANY, &w) : -EINVAL;
 }
 
 /* ------------------------------------------------------------ regions */
@@ -1341,7 +1382,6 @@ int sacred_region_set_policy(struct sacred_ctrl *ctrl, uint32_t mem_id,
 			     uint32_t region_id, uint8_t policy, int prog_fd)
 {
 	struct nl_msg *msg;
-	int ret = -EMSGSIZE;
 
 	if (!ctrl)
 		return -EINVAL;
@@ -1349,17 +1389,13 @@ int sacred_region_set_policy(struct sacred_ctrl *ctrl, uint32_t mem_id,
 	msg = sacred_msg(ctrl, SACRED_CMD_REGION_SET, 0);
 	if (!msg)
 		return -ENOMEM;
-	if (ctrl_put_ids(msg, mem_id, &region_id) ||
-	    nla_put_u8(msg, SACRED_ATTR_REGION_POLICY, policy) < 0 ||
-	    (prog_fd >= 0 &&
-	     nla_put_u32(msg, SACRED_ATTR_REGION_PROG_FD, prog_fd) < 0))
-		goto out;
-	ret = ctrl_request_obj(ctrl, msg, NULL, NULL);
-	if (ret > 0)
-		ret = 0;
-out:
-	nlmsg_free(msg);
-	return ret;
+	return ctrl_change(ctrl, msg,
+			   ctrl_put_ids(msg, mem_id, &region_id) ||
+			   nla_put_u8(msg, SACRED_ATTR_REGION_POLICY,
+				      policy) < 0 ||
+			   (prog_fd >= 0 &&
+			    nla_put_u32(msg, SACRED_ATTR_REGION_PROG_FD,
+					prog_fd) < 0));
 }
 
 static int parse_prog_id(struct nlmsghdr *nlh, void *obj)
@@ -1377,11 +1413,8 @@ static int parse_prog_id(struct nlmsghdr *nlh, void *obj)
 int sacred_region_prog_id(struct sacred_ctrl *ctrl, uint32_t mem_id,
 			  uint32_t region_id, uint32_t *prog_id)
 {
-	if (!ctrl || !prog_id)
-		return -EINVAL;
-	ctrl_begin(ctrl);
-	return ctrl_id_request(ctrl, SACRED_CMD_REGION_GET, mem_id,
-			       &region_id, parse_prog_id, prog_id);
+	return ctrl_lookup(ctrl, CTRL_REGION_PROG_ID, mem_id, &region_id,
+			   prog_id);
 }
 
 int sacred_region_del(struct sacred_ctrl *ctrl, uint32_t mem_id, uint32_t id)
@@ -1396,25 +1429,7 @@ int sacred_region_del(struct sacred_ctrl *ctrl, uint32_t mem_id, uint32_t id)
 int sacred_region_get(struct sacred_ctrl *ctrl, uint32_t mem_id, uint32_t id,
 		      struct sacred_region_info *info)
 {
-	if (!ctrl || !info)
-		return -EINVAL;
-	ctrl_begin(ctrl);
-	return ctrl_id_request(ctrl, SACRED_CMD_REGION_GET, mem_id, &id,
-			       parse_region, info);
-}
-
-struct region_walk {
-	struct ctrl_walk walk;
-	struct sacred_region_info info;
-	int (*cb)(const struct sacred_region_info *info, void *arg);
-	void *arg;
-};
-
-static int region_walk_call(struct ctrl_walk *walk)
-{
-	struct region_walk *w = container_of(walk, struct region_walk, walk);
-
-	return w->cb(&w->info, w->arg);
+	return ctrl_lookup(ctrl, CTRL_REGION, mem_id, &id, info);
 }
 
 int sacred_region_list(struct sacred_ctrl *ctrl, uint32_t mem_id,
@@ -1422,34 +1437,49 @@ int sacred_region_list(struct sacred_ctrl *ctrl, uint32_t mem_id,
 				 void *arg),
 		       void *arg)
 {
-	struct region_walk w = {
-		.walk = {
-			.parse = parse_region,
-			.call = region_walk_call,
-			.obj = &w.info,
-		},
-		.cb = cb,
-		.arg = arg,
+	struct ctrl_walk w = {
+		.kind = CTRL_REGION, .cb.region = cb, .arg = arg,
 	};
 
-	if (!ctrl || !cb)
-		return -EINVAL;
-	ctrl_begin(ctrl);
-	return ctrl_dump(ctrl, SACRED_CMD_REGION_GET,
-			 mem_id != SACRED_MEM_ID_ANY ? &mem_id : NULL,
-			 &w.walk);
+	return cb ? ctrl_list(ctrl, mem_id, &w) : -EINVAL;
 }
 
 /* --------------------------------------------------------- permissions */
+
+/* Put @acl (@n entries) as a REGION_ACL nest; 0 or -EMSGSIZE. */
+static int ctrl_put_acl(struct nl_msg *msg, const struct sacred_acl_entry *acl,
+			unsigned int n)
+{
+	struct nlattr *nest, *ent;
+	unsigned int i;
+
+	nest = nla_nest_start(msg, SACRED_ATTR_REGION_ACL);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < n; i++) {
+		ent = nla_nest_start(msg, SACRED_ATTR_ACL_ENTRY);
+		if (!ent ||
+		    nla_put_u32(msg, SACRED_ATTR_PROCESS_ID,
+				acl[i].process_id) < 0 ||
+		    nla_put_u32(msg, SACRED_ATTR_ACCESS, acl[i].access) < 0)
+			return -EMSGSIZE;
+		nla_nest_end(msg, ent);
+	}
+	/*
+	 * An empty ACL is an empty nest: plain nla_nest_end() would drop
+	 * it, and the kernel would find no REGION_ACL at all. Past 64 KiB
+	 * libnl drops the nest too, and says so.
+	 */
+	if (nla_nest_end_keep_empty(msg, nest) < 0)
+		return -EMSGSIZE;
+	return 0;
+}
 
 int sacred_region_set_acl(struct sacred_ctrl *ctrl, uint32_t mem_id,
 			  uint32_t region_id,
 			  const struct sacred_acl_entry *acl, unsigned int n)
 {
-	struct nlattr *nest, *ent;
 	struct nl_msg *msg;
-	unsigned int i;
-	int ret = -EMSGSIZE;
 
 	if (!ctrl || (n && !acl))
 		return -EINVAL;
@@ -1459,35 +1489,13 @@ int sacred_region_set_acl(struct sacred_ctrl *ctrl, uint32_t mem_id,
 	msg = nlmsg_alloc_size(64 + n * 40);
 	if (!msg)
 		return -ENOMEM;
-	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, ctrl->family, 0, 0,
-			 SACRED_CMD_REGION_SET, SACRED_GENL_VERSION) ||
-	    ctrl_put_ids(msg, mem_id, &region_id))
-		goto out;
-	nest = nla_nest_start(msg, SACRED_ATTR_REGION_ACL);
-	if (!nest)
-		goto out;
-	for (i = 0; i < n; i++) {
-		ent = nla_nest_start(msg, SACRED_ATTR_ACL_ENTRY);
-		if (!ent ||
-		    nla_put_u32(msg, SACRED_ATTR_PROCESS_ID,
-				acl[i].process_id) < 0 ||
-		    nla_put_u32(msg, SACRED_ATTR_ACCESS, acl[i].access) < 0)
-			goto out;
-		nla_nest_end(msg, ent);
-	}
-	/*
-	 * An empty ACL is an empty nest: plain nla_nest_end() would drop
-	 * it, and the kernel would find no REGION_ACL at all. Past 64 KiB
-	 * libnl drops the nest too, and says so.
-	 */
-	if (nla_nest_end_keep_empty(msg, nest) < 0)
-		goto out;
-	ret = ctrl_request_obj(ctrl, msg, NULL, NULL);
-	if (ret > 0)
-		ret = 0;
-out:
-	nlmsg_free(msg);
-	return ret;
+	return ctrl_change(ctrl, msg,
+			   !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ,
+					ctrl->family, 0, 0,
+					SACRED_CMD_REGION_SET,
+					SACRED_GENL_VERSION) ||
+			   ctrl_put_ids(msg, mem_id, &region_id) ||
+			   ctrl_put_acl(msg, acl, n));
 }
 
 /* The ACL of a REGION_* reply, into struct acl_out. */
@@ -1538,11 +1546,9 @@ int sacred_region_get_acl(struct sacred_ctrl *ctrl, uint32_t mem_id,
 	struct acl_out out = { .acl = acl, .max = max };
 	int ret;
 
-	if (!ctrl || !n || (max && !acl))
+	if (!n || (max && !acl))
 		return -EINVAL;
-	ctrl_begin(ctrl);
-	ret = ctrl_id_request(ctrl, SACRED_CMD_REGION_GET, mem_id, &region_id,
-			      parse_acl, &out);
+	ret = ctrl_lookup(ctrl, CTRL_REGION_ACL, mem_id, &region_id, &out);
 	if (ret)
 		return ret;
 	*n = out.n;
@@ -1555,7 +1561,7 @@ int sacred_perm_set(struct sacred_ctrl *ctrl, uint32_t mem_id,
 		    uint32_t process_id, const struct sacred_perm_req *req)
 {
 	struct nl_msg *msg;
-	int ret;
+	bool bad;
 
 	if (!ctrl || !req)
 		return -EINVAL;
@@ -1564,22 +1570,14 @@ int sacred_perm_set(struct sacred_ctrl *ctrl, uint32_t mem_id,
 	msg = sacred_msg(ctrl, SACRED_CMD_PERM_SET, 0);
 	if (!msg)
 		return -ENOMEM;
-	if (ctrl_put_ids(msg, mem_id, &req->region_id) ||
-	    nla_put_u32(msg, SACRED_ATTR_PROCESS_ID, process_id) < 0 ||
-	    nla_put_u32(msg, SACRED_ATTR_ACCESS, req->access) < 0 ||
-	    (req->ballot &&
-	     nla_put_u64(msg, SACRED_ATTR_BALLOT, req->ballot) < 0) ||
-	    (req->target &&
-	     nla_put_u32(msg, SACRED_ATTR_TARGET, req->target) < 0)) {
-		ret = -EMSGSIZE;
-		goto out;
-	}
-	ret = ctrl_request_obj(ctrl, msg, NULL, NULL);
-	if (ret > 0)
-		ret = 0;
-out:
-	nlmsg_free(msg);
-	return ret;
+	bad = ctrl_put_ids(msg, mem_id, &req->region_id) ||
+	      nla_put_u32(msg, SACRED_ATTR_PROCESS_ID, process_id) < 0 ||
+	      nla_put_u32(msg, SACRED_ATTR_ACCESS, req->access) < 0 ||
+	      (req->ballot &&
+	       nla_put_u64(msg, SACRED_ATTR_BALLOT, req->ballot) < 0) ||
+	      (req->target &&
+	       nla_put_u32(msg, SACRED_ATTR_TARGET, req->target) < 0);
+	return ctrl_change(ctrl, msg, bad);
 }
 
 /* ------------------------------------------------------------------ peers */
@@ -1613,40 +1611,13 @@ static int parse_peer(struct nlmsghdr *nlh, void *obj)
 	return 0;
 }
 
-struct peer_walk {
-	struct ctrl_walk walk;
-	struct sacred_peer_info info;
-	int (*cb)(const struct sacred_peer_info *info, void *arg);
-	void *arg;
-};
-
-static int peer_walk_call(struct ctrl_walk *walk)
-{
-	struct peer_walk *w = container_of(walk, struct peer_walk, walk);
-
-	return w->cb(&w->info, w->arg);
-}
-
 int sacred_peer_list(struct sacred_ctrl *ctrl, uint32_t mem_id,
 		     int (*cb)(const struct sacred_peer_info *info, void *arg),
 		     void *arg)
 {
-	struct peer_walk w = {
-		.walk = {
-			.parse = parse_peer,
-			.call = peer_walk_call,
-			.obj = &w.info,
-		},
-		.cb = cb,
-		.arg = arg,
-	};
+	struct ctrl_walk w = { .kind = CTRL_PEER, .cb.peer = cb, .arg = arg };
 
-	if (!ctrl || !cb)
-		return -EINVAL;
-	ctrl_begin(ctrl);
-	return ctrl_dump(ctrl, SACRED_CMD_PEER_GET,
-			 mem_id != SACRED_MEM_ID_ANY ? &mem_id : NULL,
-			 &w.walk);
+	return cb ? ctrl_list(ctrl, mem_id, &w) : -EINVAL;
 }
 
 /* ------------------------------------------------------------- monitor */
