@@ -690,6 +690,167 @@ rmem_batch_result(struct sacred_rmem *rm, unsigned int i,
 	(*ok)++;
 }
 
+/* @res, or @local if NULL, cleared: every memory -ENOTCONN until it answers. */
+static struct sacred_rmem_result *
+rmem_result_start(const struct sacred_rmem *rm, struct sacred_rmem_result *res,
+		  struct sacred_rmem_result *local)
+{
+	unsigned int i;
+
+	if (!res)
+		res = local;
+	memset(res, 0, sizeof(*res));
+	res->nr_mems = rm->nr_mems;
+	for (i = 0; i < rm->nr_mems; i++)
+		res->status[i] = -ENOTCONN;
+	return res;
+}
+
+/**
+ * struct rmem_call - one call of rmem_run() under way
+ * @ops: the operations, the same for every memory
+ * @nops: how many
+ * @bufs: where READs land for the caller, per memory
+ * @batch: all posted at once (else chained: one after the other)
+ * @seq: the call's number, in the operations' user_data
+ * @off: batched, where each READ lands in the handle's buffers
+ * @step: chained, the operation each memory is at
+ * @left: batched, the operations each memory has yet to complete
+ * @failed: memories that failed (or were not asked)
+ * @ok: memories that succeeded
+ * @waiting: memories with operations in flight
+ * @res: the caller's result
+ */
+struct rmem_call {
+	const struct sacred_io *ops;
+	unsigned int nops;
+	void *const *bufs;
+	bool batch;
+	uint64_t seq;
+	size_t off[SACRED_RMEM_CHAIN_MAX];
+	unsigned int step[SACRED_RMEM_MAX];
+	unsigned int left[SACRED_RMEM_MAX];
+	unsigned int failed;
+	unsigned int ok;
+	unsigned int waiting;
+	struct sacred_rmem_result *res;
+};
+
+/*
+ * Start @c at memory @i if it is asked (@ask) and usable: post its first
+ * operation (chained) or all of them (batched). Return its timeout if it
+ * now waits; 0 if it failed at once.
+ */
+static int rmem_start(struct sacred_rmem *rm, struct rmem_call *c,
+		      unsigned int i, uint32_t ask)
+{
+	const struct sacred_io *ops = c->ops;
+	struct sacred_rmem_result *res = c->res;
+	unsigned int k, nops = c->nops;
+	int ret = 0;
+
+	rmem_reap(rm, i);
+	if (!(ask & (1U << i))) {
+		/* Not asked (sacred_rmem_read_among()). */
+		c->failed++;
+		return 0;
+	}
+	if (rmem_usable(rm, i) && rm->perm_seq[i]) {
+		/* Its key may be changing: it sits this one out. */
+		res->status[i] = -EBUSY;
+		c->failed++;
+		return 0;
+	}
+	if (!rmem_usable(rm, i)) {
+		c->failed++;
+		return 0;
+	}
+	/* Another incarnation there: it does not count. */
+	for (k = 0; k < nops; k++) {
+		ret = rmem_incarnation(rm, i, rmem_io_region(&ops[k]));
+		if (ret)
+			break;
+	}
+	if (k < nops) {
+		res->status[i] = ret;
+		c->failed++;
+		return 0;
+	}
+	/* Batched: everything now; a memory that takes not all fails. */
+	for (k = 0; k < (c->batch ? nops : 1); k++)
+		if (!rmem_post_step(rm, i, ops, k, c->off[k], c->seq, res))
+			break;
+	if (k < (c->batch ? nops : 1)) {
+		c->failed++;
+		return 0;
+	}
+	c->left[i] = nops;
+	res->status[i] = -EINPROGRESS;
+	c->waiting++;
+	return rm->attr[i].timeout_ms;
+}
+
+/*
+ * A chained call's result @r from memory @i: the next operation is posted
+ * if this one succeeded. True while the memory has one in flight.
+ */
+static bool rmem_chain_result(struct sacred_rmem *rm, struct rmem_call *c,
+			      unsigned int i, struct sacred_io_result *r)
+{
+	const struct sacred_io *ops = c->ops;
+	struct sacred_rmem_result *res = c->res;
+	unsigned int k = c->step[i];
+
+	/* A PERM's answer may have cached the region. */
+	if (!r->status)
+		r->status = rmem_incarnation(rm, i, r->region_id);
+	res->status[i] = r->status;
+	if (ops[k].opcode == SACRED_IO_PERM)
+		res->perm[i] = r->perm;
+	if (!r->status && ops[k].opcode == SACRED_IO_READ && ops[k].len)
+		memcpy(c->bufs[i], rm->rbuf[i], ops[k].len);
+	if (!r->status && ++c->step[i] < c->nops) {
+		res->status[i] = -EINPROGRESS;
+		if (rmem_post_step(rm, i, ops, c->step[i], 0, c->seq, res))
+			return true;
+	}
+	return false;
+}
+
+/* Take every result memory @i has now, for @c or straggling from before. */
+static void rmem_poll(struct sacred_rmem *rm, struct rmem_call *c,
+		      unsigned int i)
+{
+	struct sacred_rmem_result *res = c->res;
+	struct sacred_io_result r;
+
+	while (sacred_io_poll(rm->conns[i], &r, 1) == 1) {
+		if (c->batch && r.user_data >> 8 == c->seq) {
+			rmem_batch_result(rm, i, c->ops, &r, c->off, c->bufs,
+					  c->left, res, &c->waiting, &c->ok,
+					  &c->failed);
+			continue;
+		}
+		if (c->batch || r.user_data != (c->seq << 8 | c->step[i])) {
+			/* A straggler of an earlier call. */
+			if (r.opcode == SACRED_IO_PERM &&
+			    r.user_data >> 8 == rm->perm_seq[i])
+				rm->perm_seq[i] = 0;
+			continue;
+		}
+		if (rmem_chain_result(rm, c, i, &r))
+			continue;
+		c->waiting--;
+		res->done |= 1U << i;
+		if (res->status[i]) {
+			c->failed++;
+			continue;
+		}
+		c->ok++;
+		res->ok |= 1U << i;
+	}
+}
+
 /*
  * Run @ops (@nops of them, the same for every memory) on every usable
  * memory. Chained (!@batch), each memory's operations run one after the
@@ -710,71 +871,32 @@ static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
 		    uint32_t ask, struct sacred_rmem_result *res)
 {
 	struct sacred_rmem_result local;
-	unsigned int i, k, failed = 0, ok = 0, waiting = 0;
-	unsigned int step[SACRED_RMEM_MAX] = { 0 };
-	unsigned int left[SACRED_RMEM_MAX] = { 0 };
-	size_t off[SACRED_RMEM_CHAIN_MAX] = { 0 }, o = 0;
-	uint64_t deadline, seq = ++rm->seq;
+	struct rmem_call c = {
+		.ops = ops, .nops = nops, .bufs = bufs, .batch = batch,
+		.seq = ++rm->seq,
+	};
+	unsigned int i, k;
+	uint64_t deadline;
 	int timeout = 0, err = 0, ret;
+	size_t o = 0;
 
 	/* Where each READ lands: one after the other when batched. */
 	for (k = 0; batch && k < nops; k++) {
-		off[k] = o;
+		c.off[k] = o;
 		if (ops[k].opcode == SACRED_IO_READ)
 			o += ops[k].len;
 	}
-	if (!res)
-		res = &local;
-	memset(res, 0, sizeof(*res));
-	res->nr_mems = rm->nr_mems;
+	c.res = res = rmem_result_start(rm, res, &local);
 	for (i = 0; i < rm->nr_mems; i++) {
-		res->status[i] = -ENOTCONN;
-		rmem_reap(rm, i);
-		if (!(ask & (1U << i))) {
-			/* Not asked (sacred_rmem_read_among()). */
-			failed++;
-			continue;
-		}
-		if (rmem_usable(rm, i) && rm->perm_seq[i]) {
-			/* Its key may be changing: it sits this one out. */
-			res->status[i] = -EBUSY;
-			failed++;
-			continue;
-		}
-		if (!rmem_usable(rm, i)) {
-			failed++;
-			continue;
-		}
-		/* Another incarnation there: it does not count. */
-		for (k = 0; k < nops; k++) {
-			ret = rmem_incarnation(rm, i, rmem_io_region(&ops[k]));
-			if (ret)
-				break;
-		}
-		if (k < nops) {
-			res->status[i] = ret;
-			failed++;
-			continue;
-		}
-		/* Batched: everything now; a memory that takes not all fails. */
-		for (k = 0; k < (batch ? nops : 1); k++)
-			if (!rmem_post_step(rm, i, ops, k, off[k], seq, res))
-				break;
-		if (k < (batch ? nops : 1)) {
-			failed++;
-			continue;
-		}
-		left[i] = nops;
-		res->status[i] = -EINPROGRESS;
-		waiting++;
-		if (rm->attr[i].timeout_ms > timeout)
-			timeout = rm->attr[i].timeout_ms;
+		ret = rmem_start(rm, &c, i, ask);
+		if (ret > timeout)
+			timeout = ret;
 	}
 
 	/* Operations time out in the connections; this is a backstop. */
 	deadline = rmem_now_ms() + (nops + 1) * (uint64_t)timeout + 100;
-	while (waiting && (all || (ok < rm->quorum &&
-				   failed <= rm->nr_mems - rm->quorum))) {
+	while (c.waiting && (all || (c.ok < rm->quorum &&
+				     c.failed <= rm->nr_mems - rm->quorum))) {
 		uint64_t now = rmem_now_ms();
 
 		if (now >= deadline)
@@ -785,64 +907,18 @@ static int rmem_run(struct sacred_rmem *rm, const struct sacred_io *ops,
 			err = ret;
 			break;
 		}
-		for (i = 0; i < rm->nr_mems; i++) {
-			struct sacred_io_result r;
-
-			if (!rm->conns[i])
-				continue;
-			while (sacred_io_poll(rm->conns[i], &r, 1) == 1) {
-				if (batch && r.user_data >> 8 == seq) {
-					rmem_batch_result(rm, i, ops, &r, off,
-							  bufs, left, res,
-							  &waiting, &ok,
-							  &failed);
-					continue;
-				}
-				if (batch ||
-				    r.user_data != (seq << 8 | step[i])) {
-					/* A straggler of an earlier call. */
-					if (r.opcode == SACRED_IO_PERM &&
-					    r.user_data >> 8 == rm->perm_seq[i])
-						rm->perm_seq[i] = 0;
-					continue;
-				}
-				k = step[i];
-				/* A PERM's answer may have cached the region. */
-				if (!r.status)
-					r.status = rmem_incarnation(rm, i,
-								    r.region_id);
-				res->status[i] = r.status;
-				if (ops[k].opcode == SACRED_IO_PERM)
-					res->perm[i] = r.perm;
-				if (!r.status && ops[k].opcode == SACRED_IO_READ &&
-				    ops[k].len)
-					memcpy(bufs[i], rm->rbuf[i],
-					       ops[k].len);
-				if (!r.status && ++step[i] < nops) {
-					res->status[i] = -EINPROGRESS;
-					if (rmem_post_step(rm, i, ops, step[i],
-							   0, seq, res))
-						continue;
-				}
-				waiting--;
-				res->done |= 1U << i;
-				if (res->status[i]) {
-					failed++;
-					continue;
-				}
-				ok++;
-				res->ok |= 1U << i;
-			}
-		}
+		for (i = 0; i < rm->nr_mems; i++)
+			if (rm->conns[i])
+				rmem_poll(rm, &c, i);
 	}
 	/* Even after a failed wait: those keys may still change. */
 	for (i = 0; i < rm->nr_mems; i++)
 		if (res->status[i] == -EINPROGRESS &&
-		    ops[step[i]].opcode == SACRED_IO_PERM)
-			rm->perm_seq[i] = seq;
+		    ops[c.step[i]].opcode == SACRED_IO_PERM)
+			rm->perm_seq[i] = c.seq;
 	if (err)
 		return err;
-	return ok >= rm->quorum ? 0 : rmem_error(res);
+	return c.ok >= rm->quorum ? 0 : rmem_error(res);
 }
 
 /*
@@ -1045,12 +1121,8 @@ int sacred_rmem_attach(struct sacred_rmem *rm, uint32_t region_id,
 	g = rmem_region_add(rm, region_id);
 	if (!g)
 		return -ENOMEM;
-	if (!res)
-		res = &local;
-	memset(res, 0, sizeof(*res));
-	res->nr_mems = rm->nr_mems;
+	res = rmem_result_start(rm, res, &local);
 	for (i = 0; i < rm->nr_mems; i++) {
-		res->status[i] = -ENOTCONN;
 		if (!rmem_usable(rm, i))
 			continue;
 		rmem_drain(rm, i);
