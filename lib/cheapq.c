@@ -1094,31 +1094,22 @@ static int cheapq_freeze_commit(struct sacred_cheapq *cheapq, unsigned int p)
 }
 
 /*
- * Panic: revoke the leader's write for good, tell the others, freeze
- * every commit region and pick the value to carry into the backup.
+ * The panic's first steps: revoke the leader's write (@req) on a quorum,
+ * then say so, signed, in this process's panic slot.
  */
-static int cheapq_panic(struct sacred_cheapq *cheapq, const void *v, size_t len)
+static int cheapq_announce_panic(struct sacred_cheapq *cheapq,
+				 const struct sacred_perm_req *req)
 {
-	struct sacred_perm_req req = {
-		.region_id = cheapq->a.base_region,
-		.access = 0,
-		.target = cheapq->pids[0],
-	};
-	struct sacred_cell_view view;
-	struct cheapq_rec r;
 	uint8_t sig[CHEAPQ_SIG];
-	unsigned int p;
 	int tries = 0;
 	size_t n;
 	int ret;
 
-	cheapq->stats.panicked = true;
-	cheapq->panicked = true;
 	/* The leader's own connections are fenced by the revoke: back. */
 	sacred_rmem_revive(cheapq->a.rm);
 	cheapq->stats.round_trips++;
 	do {
-		ret = sacred_rmem_change_perm(cheapq->a.rm, &req, NULL);
+		ret = sacred_rmem_change_perm(cheapq->a.rm, req, NULL);
 	} while (cheapq_again(cheapq, ret, &tries));
 	/*
 	 * A repeated revoke is accepted; -EPERM means the leader region is
@@ -1140,17 +1131,22 @@ static int cheapq_panic(struct sacred_cheapq *cheapq, const void *v, size_t len)
 					 CHEAPQ_SLOT_PANIC, cheapq->rec,
 					 CHEAPQ_HDR);
 	} while (cheapq_again(cheapq, ret, &tries));
-	if (ret)
-		return ret;
+	return ret;
+}
 
-	/* Only followers commit: the leader decides without a certificate. */
-	for (p = 1; p < cheapq->n; p++) {
-		if (p == cheapq->me)
-			continue;
-		ret = cheapq_freeze_commit(cheapq, p);
-		if (ret)
-			return ret;
-	}
+/*
+ * The panic's last step: pick the value to carry into the backup, from
+ * what this process holds or reads (@req: the revoke, again), else its
+ * input @v.
+ */
+static int cheapq_pick_carry(struct sacred_cheapq *cheapq,
+			     const struct sacred_perm_req *req, const void *v,
+			     size_t len)
+{
+	struct sacred_cell_view view;
+	struct cheapq_rec r;
+	int tries;
+	int ret;
 
 	/*
 	 * What to carry. A certificate first; then a value the leader
@@ -1187,7 +1183,7 @@ static int cheapq_panic(struct sacred_cheapq *cheapq, const void *v, size_t len)
 		 * accepted.
 		 */
 		do {
-			ret = cheapq_read_leader(cheapq, &req, &r);
+			ret = cheapq_read_leader(cheapq, req, &r);
 		} while (cheapq_again(cheapq, ret, &tries));
 		/*
 		 * The leader may have decided its value after one write: this
@@ -1214,6 +1210,38 @@ static int cheapq_panic(struct sacred_cheapq *cheapq, const void *v, size_t len)
 			 cheapq->forge_carry ? cheapq_forged_sig : NULL);
 	}
 	return 0;
+}
+
+/*
+ * Panic: revoke the leader's write for good, tell the others, freeze
+ * every commit region and pick the value to carry into the backup.
+ */
+static int cheapq_panic(struct sacred_cheapq *cheapq, const void *v, size_t len)
+{
+	struct sacred_perm_req req = {
+		.region_id = cheapq->a.base_region,
+		.access = 0,
+		.target = cheapq->pids[0],
+	};
+	unsigned int p;
+	int ret;
+
+	cheapq->stats.panicked = true;
+	cheapq->panicked = true;
+	ret = cheapq_announce_panic(cheapq, &req);
+	if (ret)
+		return ret;
+
+	/* Only followers commit: the leader decides without a certificate. */
+	for (p = 1; p < cheapq->n; p++) {
+		if (p == cheapq->me)
+			continue;
+		ret = cheapq_freeze_commit(cheapq, p);
+		if (ret)
+			return ret;
+	}
+
+	return cheapq_pick_carry(cheapq, &req, v, len);
 }
 
 /* ---------------------------------------------------------------- */
@@ -1314,6 +1342,139 @@ static bool bk_carried(struct sacred_cheapq *cheapq, uint32_t set, uint8_t rank,
 static int bk_validate(struct sacred_cheapq *cheapq, unsigned int p,
 		       unsigned int k);
 
+/* A promise (step 0 of round @r): in round 0 with the value @p carries. */
+static int bk_apply_promise(struct sacred_cheapq *cheapq, unsigned int p,
+			    unsigned int r, const uint8_t *m, size_t len,
+			    uint32_t vlen, uint32_t set)
+{
+	struct cheapq_peer *pe = &cheapq->peer[p];
+
+	if (m[0] != BK_PROMISE || set || (r && (vlen || m[1])))
+		return -EPROTO;
+	if (!r) {
+		/* The carried value, and its proof if it has one. */
+		unsigned int nsigs = m[1] == BK_CERT   ? cheapq->n :
+				     m[1] == BK_SIGNED ? 1 :
+							 0;
+
+		if ((m[1] && !nsigs) ||
+		    len != BK_HDR + vlen + nsigs * CHEAPQ_SIG)
+			return -EPROTO;
+		if (m[1] == BK_CERT &&
+		    !cheapq_cert_ok(cheapq, m + BK_HDR, vlen,
+				    m + BK_HDR + vlen))
+			return -EPROTO;
+		if (m[1] == BK_SIGNED &&
+		    !cheapq_leader_sig_ok(cheapq, m + BK_HDR, vlen,
+					  m + BK_HDR + vlen))
+			return -EPROTO;
+		memcpy(pe->carry, m + BK_HDR, vlen);
+		pe->carry_len = vlen;
+		pe->rank = m[1] == BK_CERT   ? CHEAPQ_CERTIFIED :
+			   m[1] == BK_SIGNED ? CHEAPQ_SIGNED :
+					       CHEAPQ_PLAIN;
+	} else if (len != BK_HDR) {
+		return -EPROTO;
+	}
+	pe->p_abal[r] = pe->abal;
+	pe->p_len[r] = pe->aval_len;
+	memcpy(bk_val(cheapq, pe->p_val, r), pe->aval, pe->aval_len);
+	return 0;
+}
+
+/*
+ * A proposal (step 1): valid only from the round's leader, for a quorum S
+ * (@set) of valid promises, with the value they allow.
+ */
+static int bk_apply_propose(struct sacred_cheapq *cheapq, unsigned int p,
+			    unsigned int r, const uint8_t *m, size_t len,
+			    uint32_t vlen, uint32_t set)
+{
+	struct cheapq_peer *pe = &cheapq->peer[p];
+	unsigned int q, cnt = 0;
+	const uint8_t *want;
+	size_t wlen;
+	int ret;
+
+	if (m[0] == BK_SKIP)
+		return vlen || set || m[1] || len != BK_HDR ? -EPROTO :
+								0;
+	if (m[0] != BK_PROPOSE || m[1] || p != bk_leader(cheapq, r) ||
+	    len != BK_HDR + vlen || set >> cheapq->n)
+		return -EPROTO;
+	for (q = 0; q < cheapq->n; q++) {
+		if (!(set & (1U << q)))
+			continue;
+		cnt++;
+		ret = bk_validate(cheapq, q, 3 * r);
+		/*
+		 * A member we hold faulty: the leader may not have
+		 * seen what we saw. Not valid here, not proof.
+		 */
+		if (ret == -EPROTO)
+			return 0;
+		if (ret)
+			return ret;
+	}
+	if (cnt < cheapq->quorum ||
+	    !bk_choose(cheapq, r, set, &want, &wlen))
+		return -EPROTO;
+	/*
+	 * With something accepted in S, exactly the chosen value;
+	 * otherwise any value carried at the highest rank in S (the
+	 * certified values are all the same one).
+	 */
+	if (!(wlen == vlen && !memcmp(want, m + BK_HDR, vlen))) {
+		uint8_t top = CHEAPQ_PLAIN;
+
+		for (q = 0; q < cheapq->n; q++) {
+			if (!(set & (1U << q)))
+				continue;
+			if (cheapq->peer[q].p_abal[r] >= 0)
+				return -EPROTO;
+			if (cheapq->peer[q].rank > top)
+				top = cheapq->peer[q].rank;
+		}
+		if (!bk_carried(cheapq, set, top, m + BK_HDR, vlen))
+			return -EPROTO;
+	}
+	pe->prop_ok[r] = true;
+	pe->prop_len[r] = vlen;
+	memcpy(bk_val(cheapq, pe->prop_val, r), m + BK_HDR, vlen);
+	return 0;
+}
+
+/* An accept (step 2): of exactly what the leader validly proposed. */
+static int bk_apply_accept(struct sacred_cheapq *cheapq, unsigned int p,
+			   unsigned int r, const uint8_t *m, size_t len,
+			   uint32_t vlen, uint32_t set)
+{
+	struct cheapq_peer *pe = &cheapq->peer[p];
+	unsigned int q;
+	int ret;
+
+	if (m[0] == BK_SKIP)
+		return vlen || set || m[1] || len != BK_HDR ? -EPROTO :
+								0;
+	if (m[0] != BK_ACCEPT || m[1] || set || len != BK_HDR + vlen)
+		return -EPROTO;
+	q = bk_leader(cheapq, r);
+	ret = bk_validate(cheapq, q, 3 * r + 1);
+	if (ret == -EAGAIN)
+		return ret;
+	/* Accepting what the leader did not validly propose. */
+	if (ret || !cheapq->peer[q].prop_ok[r] ||
+	    cheapq->peer[q].prop_len[r] != vlen ||
+	    memcmp(bk_val(cheapq, cheapq->peer[q].prop_val, r),
+		   m + BK_HDR, vlen))
+		return -EPROTO;
+	pe->acc[r] = true;
+	pe->abal = (int)r;
+	pe->aval_len = vlen;
+	memcpy(pe->aval, m + BK_HDR, vlen);
+	return 0;
+}
+
 /*
  * Apply process @p's message @k (in cheapq->msg, @len bytes) to what we know
  * of @p, after checking it. 0: valid; -EPROTO: invalid, @p is faulty;
@@ -1322,12 +1483,8 @@ static int bk_validate(struct sacred_cheapq *cheapq, unsigned int p,
 static int bk_apply(struct sacred_cheapq *cheapq, unsigned int p,
 		    unsigned int k, const uint8_t *m, size_t len)
 {
-	struct cheapq_peer *pe = &cheapq->peer[p];
-	unsigned int r = k / 3, q, cnt = 0;
+	unsigned int r = k / 3;
 	uint32_t x, mr, vlen, set;
-	const uint8_t *want;
-	size_t wlen;
-	int ret;
 
 	if (len < BK_HDR)
 		return -EPROTO;
@@ -1342,105 +1499,11 @@ static int bk_apply(struct sacred_cheapq *cheapq, unsigned int p,
 
 	switch (k % 3) {
 	case 0:
-		if (m[0] != BK_PROMISE || set || (r && (vlen || m[1])))
-			return -EPROTO;
-		if (!r) {
-			/* The carried value, and its proof if it has one. */
-			unsigned int nsigs = m[1] == BK_CERT   ? cheapq->n :
-					     m[1] == BK_SIGNED ? 1 :
-								 0;
-
-			if ((m[1] && !nsigs) ||
-			    len != BK_HDR + vlen + nsigs * CHEAPQ_SIG)
-				return -EPROTO;
-			if (m[1] == BK_CERT &&
-			    !cheapq_cert_ok(cheapq, m + BK_HDR, vlen,
-					    m + BK_HDR + vlen))
-				return -EPROTO;
-			if (m[1] == BK_SIGNED &&
-			    !cheapq_leader_sig_ok(cheapq, m + BK_HDR, vlen,
-						  m + BK_HDR + vlen))
-				return -EPROTO;
-			memcpy(pe->carry, m + BK_HDR, vlen);
-			pe->carry_len = vlen;
-			pe->rank = m[1] == BK_CERT   ? CHEAPQ_CERTIFIED :
-				   m[1] == BK_SIGNED ? CHEAPQ_SIGNED :
-						       CHEAPQ_PLAIN;
-		} else if (len != BK_HDR) {
-			return -EPROTO;
-		}
-		pe->p_abal[r] = pe->abal;
-		pe->p_len[r] = pe->aval_len;
-		memcpy(bk_val(cheapq, pe->p_val, r), pe->aval, pe->aval_len);
-		return 0;
+		return bk_apply_promise(cheapq, p, r, m, len, vlen, set);
 	case 1:
-		if (m[0] == BK_SKIP)
-			return vlen || set || m[1] || len != BK_HDR ? -EPROTO :
-									0;
-		if (m[0] != BK_PROPOSE || m[1] || p != bk_leader(cheapq, r) ||
-		    len != BK_HDR + vlen || set >> cheapq->n)
-			return -EPROTO;
-		for (q = 0; q < cheapq->n; q++) {
-			if (!(set & (1U << q)))
-				continue;
-			cnt++;
-			ret = bk_validate(cheapq, q, 3 * r);
-			/*
-			 * A member we hold faulty: the leader may not have
-			 * seen what we saw. Not valid here, not proof.
-			 */
-			if (ret == -EPROTO)
-				return 0;
-			if (ret)
-				return ret;
-		}
-		if (cnt < cheapq->quorum ||
-		    !bk_choose(cheapq, r, set, &want, &wlen))
-			return -EPROTO;
-		/*
-		 * With something accepted in S, exactly the chosen value;
-		 * otherwise any value carried at the highest rank in S (the
-		 * certified values are all the same one).
-		 */
-		if (!(wlen == vlen && !memcmp(want, m + BK_HDR, vlen))) {
-			uint8_t top = CHEAPQ_PLAIN;
-
-			for (q = 0; q < cheapq->n; q++) {
-				if (!(set & (1U << q)))
-					continue;
-				if (cheapq->peer[q].p_abal[r] >= 0)
-					return -EPROTO;
-				if (cheapq->peer[q].rank > top)
-					top = cheapq->peer[q].rank;
-			}
-			if (!bk_carried(cheapq, set, top, m + BK_HDR, vlen))
-				return -EPROTO;
-		}
-		pe->prop_ok[r] = true;
-		pe->prop_len[r] = vlen;
-		memcpy(bk_val(cheapq, pe->prop_val, r), m + BK_HDR, vlen);
-		return 0;
+		return bk_apply_propose(cheapq, p, r, m, len, vlen, set);
 	default:
-		if (m[0] == BK_SKIP)
-			return vlen || set || m[1] || len != BK_HDR ? -EPROTO :
-									0;
-		if (m[0] != BK_ACCEPT || m[1] || set || len != BK_HDR + vlen)
-			return -EPROTO;
-		q = bk_leader(cheapq, r);
-		ret = bk_validate(cheapq, q, 3 * r + 1);
-		if (ret == -EAGAIN)
-			return ret;
-		/* Accepting what the leader did not validly propose. */
-		if (ret || !cheapq->peer[q].prop_ok[r] ||
-		    cheapq->peer[q].prop_len[r] != vlen ||
-		    memcmp(bk_val(cheapq, cheapq->peer[q].prop_val, r),
-			   m + BK_HDR, vlen))
-			return -EPROTO;
-		pe->acc[r] = true;
-		pe->abal = (int)r;
-		pe->aval_len = vlen;
-		memcpy(pe->aval, m + BK_HDR, vlen);
-		return 0;
+		return bk_apply_accept(cheapq, p, r, m, len, vlen, set);
 	}
 }
 
@@ -1647,6 +1710,89 @@ static unsigned int bk_promised(struct sacred_cheapq *cheapq, unsigned int r,
 }
 
 /*
+ * Enter the backup: promise round 0, with the value this process carries
+ * and its proof, if it has one.
+ */
+static int bk_enter(struct sacred_cheapq *cheapq)
+{
+	struct cheapq_peer *me = &cheapq->peer[cheapq->me];
+	size_t len;
+	int ret;
+
+	cheapq->in_backup = true;
+	if (me->rank == CHEAPQ_CERTIFIED)
+		len = bk_build(cheapq, BK_PROMISE, BK_CERT, 0, me->carry,
+			       me->carry_len, 0, cheapq->cert, cheapq->n);
+	else if (me->rank == CHEAPQ_SIGNED)
+		len = bk_build(cheapq, BK_PROMISE, BK_SIGNED, 0, me->carry,
+			       me->carry_len, 0, cheapq->carry_lsig, 1);
+	else
+		len = bk_build(cheapq, BK_PROMISE, 0, 0, me->carry,
+			       me->carry_len, 0, NULL, 0);
+	ret = bk_send(cheapq, 0, len);
+	if (ret)
+		return ret;
+	cheapq->round = 0;
+	return 0;
+}
+
+/*
+ * Phase 1 of round @r: the leader waits (until @dl) for a quorum's
+ * promises and proposes; the others skip.
+ */
+static int bk_phase1(struct sacred_cheapq *cheapq, unsigned int r,
+		     uint64_t dl)
+{
+	struct cheapq_peer *me = &cheapq->peer[cheapq->me];
+	uint32_t set = 0;
+	const uint8_t *v;
+	size_t len;
+	int ret;
+
+	len = bk_build(cheapq, BK_SKIP, 0, r, NULL, 0, 0, NULL, 0);
+	if (bk_leader(cheapq, r) == cheapq->me) {
+		ret = BK_WAIT(cheapq, 3 * r, dl,
+			      bk_promised(cheapq, r, &set) >= cheapq->quorum);
+		if (ret && ret != -ETIMEDOUT)
+			return ret;
+		if (!ret && cheapq->bad_prop_len >= 0)
+			len = bk_build(cheapq, BK_PROPOSE, 0, r,
+				       cheapq->bad_prop, cheapq->bad_prop_len,
+				       set, NULL, 0);
+		else if (!ret && bk_choose(cheapq, r, set, &v, &len))
+			len = bk_build(cheapq, BK_PROPOSE, 0, r, v, len, set,
+				       NULL, 0);
+	}
+	ret = bk_send(cheapq, 3 * r + 1, len);
+	/* the test hook's proposal is ours alone to reject */
+	if (ret == -EPROTO && cheapq->bad_prop_len >= 0) {
+		me->next++;
+		ret = 0;
+	}
+	return ret;
+}
+
+/* Phase 2 of round @r: accept the leader's valid proposal, or skip. */
+static int bk_phase2(struct sacred_cheapq *cheapq, unsigned int r,
+		     uint64_t dl)
+{
+	struct cheapq_peer *l = &cheapq->peer[bk_leader(cheapq, r)];
+	size_t len;
+	int ret;
+
+	ret = BK_WAIT(cheapq, 3 * r + 1, dl, l->next > 3 * r + 1 || l->bad);
+	if (ret && ret != -ETIMEDOUT)
+		return ret;
+	if (l->next > 3 * r + 1 && l->prop_ok[r])
+		len = bk_build(cheapq, BK_ACCEPT, 0, r,
+			       bk_val(cheapq, l->prop_val, r),
+			       l->prop_len[r], 0, NULL, 0);
+	else
+		len = bk_build(cheapq, BK_SKIP, 0, r, NULL, 0, 0, NULL, 0);
+	return bk_send(cheapq, 3 * r + 2, len);
+}
+
+/*
  * Run the backup from round cheapq->round on. @help: a decided process that
  * keeps taking part until every process is done or @until passes.
  * Returns 0 with cheapq->dec set (not @help), 0 when everyone is done
@@ -1655,7 +1801,6 @@ static unsigned int bk_promised(struct sacred_cheapq *cheapq, unsigned int r,
 static int bk_run(struct sacred_cheapq *cheapq, bool help, uint64_t until)
 {
 	struct cheapq_peer *me = &cheapq->peer[cheapq->me];
-	uint32_t set = 0;
 	const uint8_t *v;
 	unsigned int r;
 	uint64_t dl;
@@ -1663,23 +1808,9 @@ static int bk_run(struct sacred_cheapq *cheapq, bool help, uint64_t until)
 	int ret;
 
 	if (!cheapq->in_backup) {
-		cheapq->in_backup = true;
-		/* The carried value with its proof, if it has one. */
-		if (me->rank == CHEAPQ_CERTIFIED)
-			len = bk_build(cheapq, BK_PROMISE, BK_CERT, 0,
-				       me->carry, me->carry_len, 0,
-				       cheapq->cert, cheapq->n);
-		else if (me->rank == CHEAPQ_SIGNED)
-			len = bk_build(cheapq, BK_PROMISE, BK_SIGNED, 0,
-				       me->carry, me->carry_len, 0,
-				       cheapq->carry_lsig, 1);
-		else
-			len = bk_build(cheapq, BK_PROMISE, 0, 0, me->carry,
-				       me->carry_len, 0, NULL, 0);
-		ret = bk_send(cheapq, 0, len);
+		ret = bk_enter(cheapq);
 		if (ret)
 			return ret;
-		cheapq->round = 0;
 	}
 	for (r = cheapq->round; r < cheapq->a.rounds; r++) {
 		if (help)
@@ -1698,50 +1829,13 @@ static int bk_run(struct sacred_cheapq *cheapq, bool help, uint64_t until)
 		}
 		/* Phase 1: the leader waits for a quorum's promises. */
 		if (me->next == 3 * r + 1) {
-			len = bk_build(cheapq, BK_SKIP, 0, r, NULL, 0, 0, NULL,
-				       0);
-			if (bk_leader(cheapq, r) == cheapq->me) {
-				ret = BK_WAIT(cheapq, 3 * r, dl,
-					      bk_promised(cheapq, r, &set) >=
-						      cheapq->quorum);
-				if (ret && ret != -ETIMEDOUT)
-					return ret;
-				if (!ret && cheapq->bad_prop_len >= 0)
-					len = bk_build(cheapq, BK_PROPOSE, 0, r,
-						       cheapq->bad_prop,
-						       cheapq->bad_prop_len,
-						       set, NULL, 0);
-				else if (!ret &&
-					 bk_choose(cheapq, r, set, &v, &len))
-					len = bk_build(cheapq, BK_PROPOSE, 0, r,
-						       v, len, set, NULL, 0);
-			}
-			ret = bk_send(cheapq, 3 * r + 1, len);
-			/* the test hook's proposal is ours alone to reject */
-			if (ret == -EPROTO && cheapq->bad_prop_len >= 0) {
-				me->next++;
-				ret = 0;
-			}
+			ret = bk_phase1(cheapq, r, dl);
 			if (ret)
 				return ret;
 		}
 		/* Phase 2: accept the leader's valid proposal. */
 		if (me->next == 3 * r + 2) {
-			struct cheapq_peer *l =
-				&cheapq->peer[bk_leader(cheapq, r)];
-
-			ret = BK_WAIT(cheapq, 3 * r + 1, dl,
-				      l->next > 3 * r + 1 || l->bad);
-			if (ret && ret != -ETIMEDOUT)
-				return ret;
-			if (l->next > 3 * r + 1 && l->prop_ok[r])
-				len = bk_build(cheapq, BK_ACCEPT, 0, r,
-					       bk_val(cheapq, l->prop_val, r),
-					       l->prop_len[r], 0, NULL, 0);
-			else
-				len = bk_build(cheapq, BK_SKIP, 0, r, NULL, 0,
-					       0, NULL, 0);
-			ret = bk_send(cheapq, 3 * r + 2, len);
+			ret = bk_phase2(cheapq, r, dl);
 			if (ret)
 				return ret;
 		}
