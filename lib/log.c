@@ -928,27 +928,21 @@ static uint64_t log_next_ballot(const struct sacred_log *l)
 	return b;
 }
 
-/* Become leader: fence the others, promise b, recover the tail. */
-static int log_takeover(struct sacred_log *l)
+/*
+ * A takeover's first round trip, at each memory in order: take write
+ * permission (fencing the old leader), promise @b in own meta, read
+ * every meta. @fenced gets the memories where all three were done,
+ * @commit the highest commit recorded. 0, -EAGAIN (a higher promise
+ * was seen), or an error.
+ */
+static int log_fence(struct sacred_log *l, uint64_t b, uint32_t *fenced,
+		     uint64_t *commit)
 {
 	struct sacred_io ops[3];
 	struct sacred_rmem_result res;
 	uint8_t payload[LOG_META_HDR];
-	uint64_t b, mbal, commit, i;
-	uint32_t fenced;
-	int cnt, j, ret;
-
-	l->stats.takeovers++;
-	/* Connections fenced by an earlier leader come back first. */
-	if (sacred_rmem_up(l->a.rm) !=
-	    (1U << sacred_rmem_nr_mems(l->a.rm)) - 1)
-		sacred_rmem_revive_lazy(l->a.rm);
-	if (l->meta_unsure) {
-		ret = log_settle_meta(l);
-		if (ret)
-			return ret;
-	}
-	b = log_next_ballot(l);
+	uint64_t mbal;
+	int ret;
 
 	put64(payload, b);
 	put64(payload + 8, l->committed);
@@ -985,14 +979,23 @@ static int log_takeover(struct sacred_log *l)
 	 * answered it with a failure may not have fenced the old leader,
 	 * whose write could land there after this read.
 	 */
-	fenced = res.ok;
+	*fenced = res.ok;
 	l->meta_good = 1 - l->meta_good;
 	l->mbal = b;
-	log_scan_metas(l, res.ok, &mbal, &commit);
+	log_scan_metas(l, res.ok, &mbal, commit);
 	if (mbal > b) {
 		l->max_seen = mbal;
 		return -EAGAIN;
 	}
+	return 0;
+}
+
+/* A takeover's second step: recover the tail with ballot @b. */
+static int log_recover(struct sacred_log *l, uint64_t b, uint64_t commit,
+		       uint32_t fenced)
+{
+	uint64_t i;
+	int cnt, j, ret;
 
 	/*
 	 * Recovery: from the first entry not delivered here, read every
@@ -1030,6 +1033,34 @@ static int log_takeover(struct sacred_log *l)
 	}
 	l->committed = i;
 	l->next = i;
+	return 0;
+}
+
+/* Become leader: fence the others, promise b, recover the tail. */
+static int log_takeover(struct sacred_log *l)
+{
+	uint64_t b, commit;
+	uint32_t fenced;
+	int ret;
+
+	l->stats.takeovers++;
+	/* Connections fenced by an earlier leader come back first. */
+	if (sacred_rmem_up(l->a.rm) !=
+	    (1U << sacred_rmem_nr_mems(l->a.rm)) - 1)
+		sacred_rmem_revive_lazy(l->a.rm);
+	if (l->meta_unsure) {
+		ret = log_settle_meta(l);
+		if (ret)
+			return ret;
+	}
+	b = log_next_ballot(l);
+
+	ret = log_fence(l, b, &fenced, &commit);
+	if (ret)
+		return ret;
+	ret = log_recover(l, b, commit, fenced);
+	if (ret)
+		return ret;
 	l->b = b;
 	l->role = LOG_LEADER;
 	return log_write_meta(l, b);

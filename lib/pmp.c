@@ -613,12 +613,12 @@ void sacred_pmp_close(struct sacred_pmp *p)
 }
 
 /*
- * One attempt with proposal number @b. Returns 0 with the decision in
- * p->val, -EAGAIN when it must be retried (contention), or an error that
- * ends the proposal.
+ * Phase 1 of attempt @b: promise, read, and pick the value to propose
+ * (the highest accepted one seen, else own, else @v) into p->prop.
+ * 0, -EAGAIN (contention), or an error that ends the proposal.
  */
-static int pmp_attempt(struct sacred_pmp *p, uint64_t b, const void *v,
-		       size_t len, bool fast)
+static int pmp_phase1(struct sacred_pmp *p, uint64_t b, const void *v,
+		      size_t len)
 {
 	struct sacred_io ops[3];
 	struct sacred_rmem_result res;
@@ -627,13 +627,6 @@ static int pmp_attempt(struct sacred_pmp *p, uint64_t b, const void *v,
 	unsigned int nops = 0;
 	uint8_t *best;
 	int ret;
-
-	if (fast) {
-		p->stats.fast = true;
-		memcpy(p->prop, v, len);
-		p->prop_len = len;
-		goto phase2;
-	}
 
 	/*
 	 * Phase 1, at each memory in order: take write permission (PMP),
@@ -699,14 +692,23 @@ static int pmp_attempt(struct sacred_pmp *p, uint64_t b, const void *v,
 		p->prop_len = len;
 	}
 	free(best);
+	return 0;
+}
 
-phase2:
+/* Phase 2 of attempt @b: accept p->prop. As pmp_attempt() returns. */
+static int pmp_phase2(struct sacred_pmp *p, uint64_t b)
+{
+	struct sacred_io ops[2];
+	struct sacred_rmem_result res;
+	unsigned int nops = 0;
+	uint64_t higher;
+	int ret;
+
 	/*
 	 * Phase 2: accept (b, value) in own slot. PMP: one write; a memory
 	 * where someone took permission since refuses it. Disk Paxos: write,
 	 * then read every slot at that memory, abort on a higher promise.
 	 */
-	nops = 0;
 	ret = pmp_cell(p, b, b, p->prop, p->prop_len, &ops[nops++]);
 	if (ret)
 		return ret;
@@ -731,6 +733,28 @@ phase2:
 		}
 	}
 	return 0;
+}
+
+/*
+ * One attempt with proposal number @b. Returns 0 with the decision in
+ * p->val, -EAGAIN when it must be retried (contention), or an error that
+ * ends the proposal.
+ */
+static int pmp_attempt(struct sacred_pmp *p, uint64_t b, const void *v,
+		       size_t len, bool fast)
+{
+	int ret;
+
+	if (fast) {
+		p->stats.fast = true;
+		memcpy(p->prop, v, len);
+		p->prop_len = len;
+	} else {
+		ret = pmp_phase1(p, b, v, len);
+		if (ret)
+			return ret;
+	}
+	return pmp_phase2(p, b);
 }
 
 /**
