@@ -82,12 +82,8 @@
 
 /**
  * struct sacred_pmp - one consensus instance, as one process sees it
- * @rm: the replicated memory (not owned)
- * @region_id: the consensus region
- * @alg: &enum sacred_pmp_alg
- * @nr_procs: processes, each with a slot
- * @me: this process's slot
- * @value_max: the largest value
+ * @a: as opened (a.rm: not owned; a.me: this process's slot), with
+ *	a.timeout_ms's default filled in
  * @cell_size: bytes of a cell
  * @seq: sequence number of the last cell written into own slot
  * @good: the cell of own slot that holds the last write a quorum took:
@@ -104,7 +100,6 @@
  *	from @val so that own slot always shows a real (@bal, @val) pair
  * @prop_len: its bytes
  * @max_seen: the highest proposal number seen in any slot
- * @timeout_ms: how long a propose keeps trying
  * @first: no attempt made yet
  * @fast_ok: the first attempt may skip phase 1
  * @stats: counters of the last propose
@@ -112,12 +107,7 @@
  * @bufs: per memory, room for every slot
  */
 struct sacred_pmp {
-	struct sacred_rmem *rm;
-	uint32_t region_id;
-	int alg;
-	unsigned int nr_procs;
-	unsigned int me;
-	size_t value_max;
+	struct sacred_pmp_attr a;
 	size_t cell_size;
 	uint64_t seq;
 	unsigned int good;
@@ -129,7 +119,6 @@ struct sacred_pmp {
 	uint8_t *prop;
 	size_t prop_len;
 	uint64_t max_seen;
-	int timeout_ms;
 	bool first;
 	bool fast_ok;
 	struct sacred_pmp_stats stats;
@@ -146,7 +135,7 @@ struct pmp_slot {
 
 static size_t pmp_region_bytes(const struct sacred_pmp *p)
 {
-	return (size_t)p->nr_procs * 2 * p->cell_size;
+	return (size_t)p->a.nr_procs * 2 * p->cell_size;
 }
 
 /*
@@ -216,15 +205,15 @@ static int pmp_cell(struct sacred_pmp *p, uint64_t mbal, uint64_t bal,
 	if (len)
 		memmove(payload + PMP_HDR, val, len);
 	ret = sacred_cell_encode(p->cell, p->cell_size, seq,
-				 sacred_rmem_process_id(p->rm), payload,
+				 sacred_rmem_process_id(p->a.rm), payload,
 				 PMP_HDR + len);
 	if (ret)
 		return ret;
 	p->seq = seq;
 	*io = (struct sacred_io){
 		.opcode = SACRED_IO_WRITE,
-		.region_id = p->region_id,
-		.offset = (uint64_t)p->me * 2 * p->cell_size +
+		.region_id = p->a.region_id,
+		.offset = (uint64_t)p->a.me * 2 * p->cell_size +
 			  (1 - p->good) * p->cell_size,
 		.buf = p->cell,
 		.len = p->cell_size,
@@ -247,7 +236,7 @@ static void pmp_written(struct sacred_pmp *p)
 static int pmp_failed(struct sacred_pmp *p,
 		      const struct sacred_rmem_result *res, int ret)
 {
-	if (sacred_rmem_maybe_on_quorum(p->rm, res, p->cell_size))
+	if (sacred_rmem_maybe_on_quorum(p->a.rm, res, p->cell_size))
 		p->unsure = true;
 	return ret;
 }
@@ -266,7 +255,7 @@ static int pmp_mark(struct sacred_pmp *p)
 	ret = pmp_cell(p, PMP_FAST_BALLOT, 0, NULL, 0, &io);
 	if (ret)
 		return ret;
-	ret = sacred_rmem_chain(p->rm, &io, 1, NULL, &res);
+	ret = sacred_rmem_chain(p->a.rm, &io, 1, NULL, &res);
 	if (ret)
 		return pmp_failed(p, &res, ret);
 	pmp_written(p);
@@ -299,7 +288,7 @@ static struct sacred_io pmp_read_op(const struct sacred_pmp *p)
 {
 	return (struct sacred_io){
 		.opcode = SACRED_IO_READ,
-		.region_id = p->region_id,
+		.region_id = p->a.region_id,
 		.len = pmp_region_bytes(p),
 	};
 }
@@ -313,7 +302,7 @@ static void pmp_scan(struct sacred_pmp *p, const struct sacred_rmem_result *res,
 		     uint64_t b, uint64_t *higher, uint64_t *best_bal,
 		     uint8_t *best_val, size_t *best_len)
 {
-	unsigned int i, k, n = sacred_rmem_nr_mems(p->rm);
+	unsigned int i, k, n = sacred_rmem_nr_mems(p->a.rm);
 
 	*higher = 0;
 	if (best_bal)
@@ -321,10 +310,10 @@ static void pmp_scan(struct sacred_pmp *p, const struct sacred_rmem_result *res,
 	for (k = 0; k < n; k++) {
 		if (!(res->ok & (1U << k)))
 			continue;
-		for (i = 0; i < p->nr_procs; i++) {
+		for (i = 0; i < p->a.nr_procs; i++) {
 			struct pmp_slot s;
 
-			if (i == p->me || !pmp_parse(p, p->bufs[k], i, &s,
+			if (i == p->a.me || !pmp_parse(p, p->bufs[k], i, &s,
 						     NULL, NULL))
 				continue;
 			if (s.mbal > b && s.mbal > *higher)
@@ -332,7 +321,7 @@ static void pmp_scan(struct sacred_pmp *p, const struct sacred_rmem_result *res,
 			if (s.bal > b && s.bal > *higher)
 				*higher = s.bal;
 			if (best_bal && s.bal > *best_bal &&
-			    s.len <= p->value_max) {
+			    s.len <= p->a.value_max) {
 				*best_bal = s.bal;
 				memcpy(best_val, s.val, s.len);
 				*best_len = s.len;
@@ -344,11 +333,11 @@ static void pmp_scan(struct sacred_pmp *p, const struct sacred_rmem_result *res,
 /* The next proposal number of this process above @above. */
 static uint64_t pmp_next_ballot(const struct sacred_pmp *p, uint64_t above)
 {
-	uint64_t k = above / p->nr_procs;
-	uint64_t b = k * p->nr_procs + p->me + 1;
+	uint64_t k = above / p->a.nr_procs;
+	uint64_t b = k * p->a.nr_procs + p->a.me + 1;
 
 	while (b <= above)
-		b += p->nr_procs;
+		b += p->a.nr_procs;
 	return b;
 }
 
@@ -381,10 +370,10 @@ static void pmp_backoff(unsigned int attempt)
 static void pmp_find_good(struct sacred_pmp *p,
 			  const struct sacred_rmem_result *res)
 {
-	unsigned int k, n = sacred_rmem_nr_mems(p->rm);
+	unsigned int k, n = sacred_rmem_nr_mems(p->a.rm);
 	struct sacred_cell_tally t = { 0 };
 	/* Own cells only: the sequence number orders them. */
-	struct sacred_cell_view v = { .pid = p->me };
+	struct sacred_cell_view v = { .pid = p->a.me };
 	struct pmp_slot s;
 	unsigned int c;
 	int good;
@@ -392,7 +381,7 @@ static void pmp_find_good(struct sacred_pmp *p,
 	for (k = 0; k < n; k++) {
 		if (!(res->ok & (1U << k)))
 			continue;
-		if (pmp_parse(p, p->bufs[k], p->me, &s, &v.seq, &c))
+		if (pmp_parse(p, p->bufs[k], p->a.me, &s, &v.seq, &c))
 			sacred_cell_tally_add(&t, &v, c);
 		else
 			sacred_cell_tally_add(&t, NULL, 0);
@@ -400,7 +389,7 @@ static void pmp_find_good(struct sacred_pmp *p,
 	p->unsure = false;
 	if (!t.have)
 		return;
-	good = sacred_cell_tally_good(&t, n, sacred_rmem_quorum(p->rm));
+	good = sacred_cell_tally_good(&t, n, sacred_rmem_quorum(p->a.rm));
 	p->unsure = good < 0;
 	if (!p->unsure)
 		p->good = good;
@@ -412,8 +401,9 @@ static int pmp_settle(struct sacred_pmp *p)
 	struct sacred_rmem_result res;
 	int ret;
 
-	ret = sacred_rmem_read(p->rm, p->region_id, 0, (void *const *)p->bufs,
-			       pmp_region_bytes(p), true, &res);
+	ret = sacred_rmem_read(p->a.rm, p->a.region_id, 0,
+			       (void *const *)p->bufs, pmp_region_bytes(p),
+			       true, &res);
 	if (ret)
 		return ret;
 	pmp_find_good(p, &res);
@@ -435,20 +425,15 @@ static int pmp_init(struct sacred_pmp *p, const struct sacred_pmp_attr *attr)
 {
 	unsigned int k, n;
 
-	p->rm = attr->rm;
-	p->region_id = attr->region_id;
-	p->alg = attr->alg;
-	p->nr_procs = attr->nr_procs;
-	p->me = attr->me;
-	p->value_max = attr->value_max;
+	p->a = *attr;
 	p->cell_size = (SACRED_CELL_HDR + PMP_HDR + attr->value_max + 7) &
 		       ~(size_t)7;
 	p->first = true;
 	p->good = 1;
-	p->timeout_ms = attr->timeout_ms ?: 10000;
-	n = sacred_rmem_nr_mems(p->rm);
+	p->a.timeout_ms = attr->timeout_ms ?: 10000;
+	n = sacred_rmem_nr_mems(p->a.rm);
 
-	if (pmp_region_bytes(p) > sacred_rmem_max_io(p->rm))
+	if (pmp_region_bytes(p) > sacred_rmem_max_io(p->a.rm))
 		return -EMSGSIZE;
 	p->val = malloc(attr->value_max + 1);
 	p->prop = malloc(attr->value_max + 1);
@@ -469,25 +454,25 @@ static int pmp_init(struct sacred_pmp *p, const struct sacred_pmp_attr *attr)
  */
 static int pmp_attach(struct sacred_pmp *p)
 {
-	unsigned int k, n = sacred_rmem_nr_mems(p->rm), writers = 0;
+	unsigned int k, n = sacred_rmem_nr_mems(p->a.rm), writers = 0;
 	int ret;
 
 	/* Connections fenced by an earlier instance come back first. */
-	if (sacred_rmem_up(p->rm) != (1U << n) - 1)
-		sacred_rmem_revive(p->rm);
-	ret = sacred_rmem_attach(p->rm, p->region_id, NULL);
+	if (sacred_rmem_up(p->a.rm) != (1U << n) - 1)
+		sacred_rmem_revive(p->a.rm);
+	ret = sacred_rmem_attach(p->a.rm, p->a.region_id, NULL);
 	if (ret)
 		return ret;
 	for (k = 0; k < n; k++) {
-		struct sacred_conn *c = sacred_rmem_conn(p->rm, k);
+		struct sacred_conn *c = sacred_rmem_conn(p->a.rm, k);
 		struct sacred_region_attr a;
 
-		if (c && !sacred_conn_region(c, p->region_id, &a) &&
+		if (c && !sacred_conn_region(c, p->a.region_id, &a) &&
 		    a.access & SACRED_ACCESS_WRITE)
 			writers++;
 	}
-	p->fast_ok = p->me == 0 && (p->alg == SACRED_DISK_PAXOS ||
-				    writers >= sacred_rmem_quorum(p->rm));
+	p->fast_ok = p->a.me == 0 && (p->a.alg == SACRED_DISK_PAXOS ||
+				    writers >= sacred_rmem_quorum(p->a.rm));
 	return 0;
 }
 
@@ -499,12 +484,12 @@ static int pmp_attach(struct sacred_pmp *p)
 static void pmp_learn(struct sacred_pmp *p,
 		      const struct sacred_rmem_result *res)
 {
-	unsigned int i, k, n = sacred_rmem_nr_mems(p->rm);
+	unsigned int i, k, n = sacred_rmem_nr_mems(p->a.rm);
 
 	for (k = 0; k < n; k++) {
 		if (!(res->ok & (1U << k)))
 			continue;
-		for (i = 0; i < p->nr_procs; i++) {
+		for (i = 0; i < p->a.nr_procs; i++) {
 			struct pmp_slot s;
 			uint64_t seq;
 
@@ -514,7 +499,7 @@ static void pmp_learn(struct sacred_pmp *p,
 				p->max_seen = s.mbal;
 			if (s.bal > p->max_seen)
 				p->max_seen = s.bal;
-			if (i != p->me)
+			if (i != p->a.me)
 				continue;
 			/* Someone has gone before: no fast path. */
 			p->fast_ok = false;
@@ -522,7 +507,7 @@ static void pmp_learn(struct sacred_pmp *p,
 				p->seq = seq;
 			if (s.mbal > p->mbal)
 				p->mbal = s.mbal;
-			if (s.bal > p->bal && s.len <= p->value_max) {
+			if (s.bal > p->bal && s.len <= p->a.value_max) {
 				p->bal = s.bal;
 				memcpy(p->val, s.val, s.len);
 				p->val_len = s.len;
@@ -570,12 +555,12 @@ int sacred_pmp_open(const struct sacred_pmp_attr *attr,
 
 	/* Every memory that answers: pmp_find_good() counts them. */
 	for (i = 0; i < 3; i++) {
-		ret = sacred_rmem_read(p->rm, p->region_id, 0,
+		ret = sacred_rmem_read(p->a.rm, p->a.region_id, 0,
 				       (void *const *)p->bufs,
 				       pmp_region_bytes(p), true, &res);
 		if (ret != -ECONNRESET && ret != -ENOTCONN)
 			break;
-		sacred_rmem_revive(p->rm);
+		sacred_rmem_revive(p->a.rm);
 	}
 	if (ret)
 		goto err;
@@ -635,14 +620,14 @@ static int pmp_phase1(struct sacred_pmp *p, uint64_t b, const void *v,
 	 * its memory: a write of an earlier leader that a quorum took is
 	 * seen by this read at some memory.
 	 */
-	if (p->alg != SACRED_DISK_PAXOS)
+	if (p->a.alg != SACRED_DISK_PAXOS)
 		ops[nops++] = (struct sacred_io){
 			.opcode = SACRED_IO_PERM,
 			.perm = {
-				.region_id = p->region_id,
+				.region_id = p->a.region_id,
 				.access = SACRED_ACCESS_READ |
 					  SACRED_ACCESS_WRITE,
-				.ballot = p->alg == SACRED_PMP_BALLOT ? b : 0,
+				.ballot = p->a.alg == SACRED_PMP_BALLOT ? b : 0,
 			},
 		};
 	ret = pmp_cell(p, b, p->bal, p->val, p->val_len, &ops[nops++]);
@@ -650,7 +635,7 @@ static int pmp_phase1(struct sacred_pmp *p, uint64_t b, const void *v,
 		return ret;
 	ops[nops++] = pmp_read_op(p);
 	p->stats.round_trips += nops;
-	ret = sacred_rmem_chain(p->rm, ops, nops, (void *const *)p->bufs,
+	ret = sacred_rmem_chain(p->a.rm, ops, nops, (void *const *)p->bufs,
 				&res);
 	/*
 	 * -EPERM: a policy refused. SACRED_PMP_BALLOT: for a stale ballot,
@@ -658,7 +643,7 @@ static int pmp_phase1(struct sacred_pmp *p, uint64_t b, const void *v,
 	 * and above what the memories that answered hold. Anything else
 	 * (not a member, not the region's policy): give up.
 	 */
-	if (ret == -EPERM && p->alg == SACRED_PMP_BALLOT && pmp_stale(&res)) {
+	if (ret == -EPERM && p->a.alg == SACRED_PMP_BALLOT && pmp_stale(&res)) {
 		pmp_failed(p, &res, ret);
 		pmp_scan(p, &res, b, &higher, NULL, NULL, NULL);
 		if (higher < b)
@@ -671,7 +656,7 @@ static int pmp_phase1(struct sacred_pmp *p, uint64_t b, const void *v,
 	pmp_written(p);
 	p->mbal = b;
 
-	best = malloc(p->value_max + 1);
+	best = malloc(p->a.value_max + 1);
 	if (!best)
 		return -ENOMEM;
 	pmp_scan(p, &res, b, &higher, &best_bal, best, &best_len);
@@ -712,10 +697,10 @@ static int pmp_phase2(struct sacred_pmp *p, uint64_t b)
 	ret = pmp_cell(p, b, b, p->prop, p->prop_len, &ops[nops++]);
 	if (ret)
 		return ret;
-	if (p->alg == SACRED_DISK_PAXOS)
+	if (p->a.alg == SACRED_DISK_PAXOS)
 		ops[nops++] = pmp_read_op(p);
 	p->stats.round_trips += nops;
-	ret = sacred_rmem_chain(p->rm, ops, nops, (void *const *)p->bufs,
+	ret = sacred_rmem_chain(p->a.rm, ops, nops, (void *const *)p->bufs,
 				&res);
 	if (ret)
 		return pmp_failed(p, &res, ret);
@@ -724,7 +709,7 @@ static int pmp_phase2(struct sacred_pmp *p, uint64_t b)
 	p->bal = b;
 	memcpy(p->val, p->prop, p->prop_len);
 	p->val_len = p->prop_len;
-	if (p->alg == SACRED_DISK_PAXOS) {
+	if (p->a.alg == SACRED_DISK_PAXOS) {
 		pmp_scan(p, &res, b, &higher, NULL, NULL, NULL);
 		if (higher) {
 			p->max_seen = higher > p->max_seen ? higher :
@@ -788,10 +773,10 @@ int sacred_pmp_propose(struct sacred_pmp *p, const void *v, size_t len,
 
 	if (!p || (!v && len) || !out_len || (!out && max))
 		return -EINVAL;
-	if (len > p->value_max)
+	if (len > p->a.value_max)
 		return -EMSGSIZE;
 	memset(&p->stats, 0, sizeof(p->stats));
-	deadline = pmp_now_ms() + p->timeout_ms;
+	deadline = pmp_now_ms() + p->a.timeout_ms;
 	for (attempt = 0; ; attempt++) {
 		bool fast = p->first && p->fast_ok;
 
@@ -820,7 +805,7 @@ int sacred_pmp_propose(struct sacred_pmp *p, const void *v, size_t len,
 			return ret == -EAGAIN || ret == -EACCES ? -EBUSY :
 			       ret == -EBUSY ? -ETIMEDOUT : ret;
 		if (ret != -EAGAIN)
-			sacred_rmem_revive(p->rm);
+			sacred_rmem_revive(p->a.rm);
 		pmp_backoff(attempt);
 	}
 	if (p->val_len > max)
