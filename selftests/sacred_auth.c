@@ -42,24 +42,14 @@ FIXTURE_SETUP(auth)
 		.key_len = sizeof(master),
 	};
 	struct sacred_region_info ri;
-	char dev[64];
-	int ret;
 
-	ret = sacred_ctrl_open(&self->ctrl);
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
-	if (!env_word("SACRED_RXE_DEVS", 0, dev, sizeof(dev)))
-		SKIP(return, "needs the VM rig's SACRED_RXE_DEVS");
-	mp.dev_name = dev;
-	ASSERT_EQ(0, sacred_mem_new(self->ctrl, &mp, &self->mem));
+	if (!st_open(_metadata, &self->ctrl, 1, 0))
+		return;
+	st_mem_new(_metadata, self->ctrl, 0, &mp, &self->mem);
 	ASSERT_EQ(1, self->mem.keyed);
-	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
-				       SACRED_REGION_ID_ANY, 4096,
-				       SACRED_POLICY_STATIC, &ri));
+	st_region_new(_metadata, self->ctrl, self->mem.id, 4096,
+		      SACRED_POLICY_STATIC, acl, 2, &ri);
 	self->region = ri.id;
-	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id, ri.id,
-					   acl, 2));
 	ASSERT_EQ(0, sacred_process_key(master, sizeof(master), 1,
 					self->key1));
 	ASSERT_EQ(0, sacred_process_key(master, sizeof(master), 2,

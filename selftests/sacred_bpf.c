@@ -45,18 +45,10 @@ FIXTURE(bpf) {
 FIXTURE_SETUP(bpf)
 {
 	struct sacred_mem_params mp = { .id = SACRED_MEM_ID_ANY };
-	char dev[64], ip[64];
-	int ret;
 
-	ret = sacred_ctrl_open(&self->ctrl);
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
-	if (!env_word("SACRED_RXE_DEVS", 0, dev, sizeof(dev)) ||
-	    !env_word("SACRED_RXE_ADDRS", 0, ip, sizeof(ip)))
-		SKIP(return, "needs the VM rig's SACRED_RXE_DEVS/ADDRS");
-	mp.dev_name = dev;
-	ASSERT_EQ(0, sacred_mem_new(self->ctrl, &mp, &self->mem));
+	if (!st_open(_metadata, &self->ctrl, 1, 1))
+		return;
+	st_mem_new(_metadata, self->ctrl, 0, &mp, &self->mem);
 	memcpy(&self->addr, &self->mem.addr, sizeof(self->addr));
 	self->region = SACRED_REGION_ID_ANY;
 }

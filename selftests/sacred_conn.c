@@ -53,19 +53,14 @@ FIXTURE_SETUP(conn)
 		.id = SACRED_MEM_ID_ANY,
 		.cm_port = TEST_CM_PORT,
 	};
-	int ret = sacred_ctrl_open(&self->ctrl);
 
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
-	if (!env_word("SACRED_RXE_DEVS", 0, self->dev, sizeof(self->dev)))
-		SKIP(return, "needs the VM rig's SACRED_RXE_DEVS");
-	p.dev_name = self->dev;
-	ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem));
+	if (!st_open(_metadata, &self->ctrl, 1, 0))
+		return;
+	env_word("SACRED_RXE_DEVS", 0, self->dev, sizeof(self->dev));
+	st_mem_new(_metadata, self->ctrl, 0, &p, &self->mem);
 	ASSERT_EQ(AF_INET, self->mem.addr.ss_family);
-	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
-				       SACRED_REGION_ID_ANY, REGION_SIZE,
-				       SACRED_POLICY_STATIC, &self->region));
+	st_region_new(_metadata, self->ctrl, self->mem.id, REGION_SIZE,
+		      SACRED_POLICY_STATIC, NULL, 0, &self->region);
 	ASSERT_EQ(0, set_acl(self->ctrl, self->mem.id, self->region.id,
 			     SACRED_ACCESS_ALL, SACRED_ACCESS_READ));
 }

@@ -130,15 +130,10 @@ FIXTURE_SETUP(cons)
 	struct bpf_object *obj = NULL;
 	struct bpf_program *prog;
 	int prog_fd = -1;
-	char dev[64];
 	unsigned int i, k;
-	int ret = sacred_ctrl_open(&self->ctrl);
 
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
-	if (!env_word("SACRED_RXE_DEVS", NR_MEMS - 1, dev, sizeof(dev)))
-		SKIP(return, "needs three rxe devices");
+	if (!st_open(_metadata, &self->ctrl, NR_MEMS, 0))
+		return;
 	ASSERT_EQ(0, mems_new(self->ctrl, NR_MEMS, TEST_CM_PORT, self->mem,
 			      self->have, m));
 	if (variant->prog) {

@@ -86,11 +86,7 @@ FIXTURE(dev) {
 
 FIXTURE_SETUP(dev)
 {
-	int ret = sacred_ctrl_open(&self->ctrl);
-
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
+	st_open(_metadata, &self->ctrl, 0, 0);
 }
 
 FIXTURE_TEARDOWN(dev)

@@ -68,40 +68,30 @@ FIXTURE_SETUP(io)
 		{ .process_id = PROC_A, .access = SACRED_ACCESS_ALL },
 		{ .process_id = PROC_B, .access = SACRED_ACCESS_ALL },
 	};
+	struct sacred_mem_params p = {
+		.id = SACRED_MEM_ID_ANY,
+		.cm_port = TEST_CM_PORT,
+	};
 	char dev[64];
 	unsigned int i;
-	int ret = sacred_ctrl_open(&self->ctrl);
 
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
+	if (!st_open(_metadata, &self->ctrl, 1, 0))
+		return;
 	for (i = 0; i < NR_MEMS_MAX; i++) {
-		struct sacred_mem_params p = {
-			.id = SACRED_MEM_ID_ANY,
-			.cm_port = TEST_CM_PORT,
-			.dev_name = dev,
-		};
 		struct sacred_region_info r;
 
 		if (!env_word("SACRED_RXE_DEVS", i, dev, sizeof(dev)))
 			break;
-		ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem[i]));
+		st_mem_new(_metadata, self->ctrl, i, &p, &self->mem[i]);
 		self->nr_mems++;
-		ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem[i].id,
-					       SACRED_REGION_ID_ANY,
-					       REGION_SIZE,
-					       SACRED_POLICY_EXCLUSIVE_WRITER,
-					       &r));
+		st_region_new(_metadata, self->ctrl, self->mem[i].id,
+			      REGION_SIZE, SACRED_POLICY_EXCLUSIVE_WRITER,
+			      acl, 2, &r);
 		self->region[i] = r.id;
-		ASSERT_EQ(0, sacred_region_set_acl(self->ctrl,
-						   self->mem[i].id, r.id,
-						   acl, 2));
 		ASSERT_EQ(0, connect_as(&self->mem[i], PROC_A, 0,
 					&self->a[i]));
 		ASSERT_EQ(0, take_write(self->a[i], r.id));
 	}
-	if (!self->nr_mems)
-		SKIP(return, "needs the VM rig's SACRED_RXE_DEVS");
 }
 
 FIXTURE_TEARDOWN(io)

@@ -175,32 +175,21 @@ static bool listening(FIXTURE_DATA(kv) *self, unsigned int i, int ms)
 
 FIXTURE_SETUP(kv)
 {
-	char dev[64], addr[64];
+	char addr[64];
 	unsigned int i;
-	int ret = sacred_ctrl_open(&self->ctrl);
 
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
-	if (!env_word("SACRED_RXE_DEVS", NR_MEMS - 1, dev, sizeof(dev)))
-		SKIP(return, "needs three rxe devices");
+	if (!st_open(_metadata, &self->ctrl, NR_MEMS, 0))
+		return;
 	if (access(kv_binary(), X_OK))
 		SKIP(return, "tools/kv/sacred-kv is not built");
 	pthread_mutex_init(&self->h.lock, NULL);
 	snprintf(self->dir, sizeof(self->dir), "/tmp/sacred-kv-test-%d",
 		 getpid());
+	ASSERT_EQ(0, mems_new(self->ctrl, NR_MEMS, TEST_CM_PORT, self->mem,
+			      self->have, NULL));
 	for (i = 0; i < NR_MEMS; i++) {
-		struct sacred_mem_params p = {
-			.id = SACRED_MEM_ID_ANY,
-			.cm_port = TEST_CM_PORT,
-			.dev_name = dev,
-		};
 		struct sockaddr_in *sin;
 
-		ASSERT_NE(NULL, env_word("SACRED_RXE_DEVS", i, dev,
-					 sizeof(dev)));
-		ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem[i]));
-		self->have[i] = true;
 		sin = (struct sockaddr_in *)&self->mem[i].addr;
 		inet_ntop(AF_INET, &sin->sin_addr, addr, sizeof(addr));
 		snprintf(self->mems + strlen(self->mems),

@@ -53,27 +53,14 @@ FIXTURE_SETUP(life)
 		.id = SACRED_MEM_ID_ANY,
 		.cm_port = TEST_CM_PORT,
 	};
-	char dev[64];
-	int ret = sacred_ctrl_open(&self->ctrl);
 
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
-	if (!env_word("SACRED_RXE_DEVS", 0, dev, sizeof(dev)))
-		SKIP(return, "needs the VM rig's SACRED_RXE_DEVS");
-	p.dev_name = dev;
-	ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem));
-	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
-				       SACRED_REGION_ID_ANY, REGION_SIZE,
-				       SACRED_POLICY_STATIC, &self->shared));
-	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id,
-					   self->shared.id, acl, 2));
-	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
-				       SACRED_REGION_ID_ANY, 65536,
-				       SACRED_POLICY_EXCLUSIVE_WRITER,
-				       &self->excl));
-	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id,
-					   self->excl.id, acl, 2));
+	if (!st_open(_metadata, &self->ctrl, 1, 0))
+		return;
+	st_mem_new(_metadata, self->ctrl, 0, &p, &self->mem);
+	st_region_new(_metadata, self->ctrl, self->mem.id, REGION_SIZE,
+		      SACRED_POLICY_STATIC, acl, 2, &self->shared);
+	st_region_new(_metadata, self->ctrl, self->mem.id, 65536,
+		      SACRED_POLICY_EXCLUSIVE_WRITER, acl, 2, &self->excl);
 }
 
 FIXTURE_TEARDOWN(life)

@@ -410,35 +410,13 @@ static int proc_restart(FIXTURE_DATA(log) *self, unsigned int i)
 
 FIXTURE_SETUP(log)
 {
-	const char *t = getenv("SACRED_CONN_TIMEOUT_MS");
-	char dev[64];
 	unsigned int i;
-	int ret;
 
 	pthread_mutex_init(&self->rec.lock, NULL);
-	ret = sacred_ctrl_open(&self->ctrl);
-
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
-	if (!env_word("SACRED_RXE_DEVS", NR_MEMS - 1, dev, sizeof(dev)))
-		SKIP(return, "needs three rxe devices");
-	for (i = 0; i < NR_MEMS; i++) {
-		struct sacred_mem_params p = {
-			.id = SACRED_MEM_ID_ANY,
-			.cm_port = TEST_CM_PORT,
-			.dev_name = dev,
-		};
-
-		ASSERT_NE(NULL, env_word("SACRED_RXE_DEVS", i, dev,
-					 sizeof(dev)));
-		ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem[i]));
-		self->have[i] = true;
-		self->m[i] = (struct sacred_rmem_member){
-			.addr = (struct sockaddr *)&self->mem[i].addr,
-			.timeout_ms = t ? atoi(t) : 1000,
-		};
-	}
+	if (!st_open(_metadata, &self->ctrl, NR_MEMS, 0))
+		return;
+	ASSERT_EQ(0, mems_new(self->ctrl, NR_MEMS, TEST_CM_PORT, self->mem,
+			      self->have, self->m));
 	ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem, LOG_REGION,
 				       1 << 20,
 				       SACRED_POLICY_EXCLUSIVE_WRITER));

@@ -29,15 +29,11 @@ FIXTURE(mem) {
 
 FIXTURE_SETUP(mem)
 {
-	int ret = sacred_ctrl_open(&self->ctrl);
-
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
-	if (!env_word("SACRED_RXE_DEVS", 0, self->dev, sizeof(self->dev)) ||
-	    !env_word("SACRED_RXE_ADDRS", 0, self->addr, sizeof(self->addr)) ||
-	    !env_word("SACRED_RXE_ADDRS", 1, self->addr2, sizeof(self->addr2)))
-		SKIP(return, "needs the VM rig's SACRED_RXE_DEVS/ADDRS (2 devices)");
+	if (!st_open(_metadata, &self->ctrl, 1, 2))
+		return;
+	env_word("SACRED_RXE_DEVS", 0, self->dev, sizeof(self->dev));
+	env_word("SACRED_RXE_ADDRS", 0, self->addr, sizeof(self->addr));
+	env_word("SACRED_RXE_ADDRS", 1, self->addr2, sizeof(self->addr2));
 }
 
 struct ids {

@@ -60,15 +60,10 @@ static int neb_open(FIXTURE_DATA(neb) *self, unsigned int i)
 FIXTURE_SETUP(neb)
 {
 	struct sacred_rmem_member m[NR_MEMS];
-	char dev[64];
 	unsigned int i, j;
-	int ret = sacred_ctrl_open(&self->ctrl);
 
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
-	if (!env_word("SACRED_RXE_DEVS", NR_MEMS - 1, dev, sizeof(dev)))
-		SKIP(return, "needs three rxe devices");
+	if (!st_open(_metadata, &self->ctrl, NR_MEMS, 0))
+		return;
 	snprintf(self->dir, sizeof(self->dir), "/tmp/sacred-neb-%d", getpid());
 	ASSERT_EQ(0, mkdir(self->dir, 0700));
 	for (i = 0; i < NR_PROCS; i++)

@@ -88,25 +88,16 @@ static void perm_open(struct __test_metadata *_metadata,
 {
 	struct sacred_mem_params mp = { .id = SACRED_MEM_ID_ANY };
 	struct sacred_region_info ri;
-	char dev[64], ip[64];
 	uint32_t a2 = policy == SACRED_POLICY_SWMR ||
 		      policy == SACRED_POLICY_REVOKE_ONLY ? R : RW;
-	int ret, i;
+	int i;
 
-	ret = sacred_ctrl_open(&self->ctrl);
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
-	if (!env_word("SACRED_RXE_DEVS", 0, dev, sizeof(dev)) ||
-	    !env_word("SACRED_RXE_ADDRS", 0, ip, sizeof(ip)))
-		SKIP(return, "needs the VM rig's SACRED_RXE_DEVS/ADDRS");
-
-	mp.dev_name = dev;
-	ASSERT_EQ(0, sacred_mem_new(self->ctrl, &mp, &self->mem));
+	if (!st_open(_metadata, &self->ctrl, 1, 1))
+		return;
+	st_mem_new(_metadata, self->ctrl, 0, &mp, &self->mem);
 	memcpy(&self->addr, &self->mem.addr, sizeof(self->addr));
-	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
-				       SACRED_REGION_ID_ANY, RSIZE, policy,
-				       &ri));
+	st_region_new(_metadata, self->ctrl, self->mem.id, RSIZE, policy,
+		      NULL, 0, &ri);
 	self->region = ri.id;
 	/* 1 may write, 2 may write unless the policy wants one writer, 3 reads. */
 	ASSERT_EQ(0, set_acl(self->ctrl, self->mem.id, self->region, RW, a2,

@@ -54,15 +54,10 @@ static int region_everywhere(struct sacred_ctrl *ctrl,
 FIXTURE_SETUP(prims)
 {
 	struct sacred_rmem_member m[NR_MEMS];
-	char dev[64];
 	unsigned int i;
-	int ret = sacred_ctrl_open(&self->ctrl);
 
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
-	if (!env_word("SACRED_RXE_DEVS", NR_MEMS - 1, dev, sizeof(dev)))
-		SKIP(return, "needs three rxe devices");
+	if (!st_open(_metadata, &self->ctrl, NR_MEMS, 0))
+		return;
 	ASSERT_EQ(0, mems_new(self->ctrl, NR_MEMS, TEST_CM_PORT, self->mem,
 			      self->have, m));
 	ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem, OWNED,

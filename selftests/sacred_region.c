@@ -31,13 +31,9 @@ static int new_mem(struct sacred_ctrl *ctrl, const char *dev, uint64_t cap,
 
 FIXTURE_SETUP(region)
 {
-	int ret = sacred_ctrl_open(&self->ctrl);
-
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
-	if (!env_word("SACRED_RXE_DEVS", 0, self->dev, sizeof(self->dev)))
-		SKIP(return, "needs the VM rig's SACRED_RXE_DEVS");
+	if (!st_open(_metadata, &self->ctrl, 1, 0))
+		return;
+	env_word("SACRED_RXE_DEVS", 0, self->dev, sizeof(self->dev));
 	ASSERT_EQ(0, new_mem(self->ctrl, self->dev, 0, &self->mem));
 }
 

@@ -171,24 +171,14 @@ static void revoke_open(struct __test_metadata *_metadata,
 	};
 	struct sacred_mem_params mp = { .id = SACRED_MEM_ID_ANY };
 	struct sacred_region_info ri;
-	char dev[64];
-	int ret;
 
-	ret = sacred_ctrl_open(&self->ctrl);
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
-	if (!env_word("SACRED_RXE_DEVS", 0, dev, sizeof(dev)))
-		SKIP(return, "needs the VM rig's SACRED_RXE_DEVS");
-	mp.dev_name = dev;
-	ASSERT_EQ(0, sacred_mem_new(self->ctrl, &mp, &self->mem));
+	if (!st_open(_metadata, &self->ctrl, 1, 0))
+		return;
+	st_mem_new(_metadata, self->ctrl, 0, &mp, &self->mem);
 	self->addr = self->mem.addr;
-	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
-				       SACRED_REGION_ID_ANY, 65536,
-				       SACRED_POLICY_EXCLUSIVE_WRITER, &ri));
+	st_region_new(_metadata, self->ctrl, self->mem.id, 65536,
+		      SACRED_POLICY_EXCLUSIVE_WRITER, acl, 3, &ri);
 	self->region = ri.id;
-	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id,
-					   self->region, acl, 3));
 
 	self->sh = mmap(NULL, sizeof(*self->sh), PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -48,40 +48,17 @@ static int mem_state(struct sacred_ctrl *ctrl, struct sacred_mem_info *mem,
 
 FIXTURE_SETUP(rmem)
 {
-	struct sacred_acl_entry acl[2] = {
-		{ .process_id = PROC_A, .access = RW },
-		{ .process_id = PROC_B, .access = RW },
-	};
 	struct sacred_perm_req req = { .region_id = REGION, .access = RW };
-	char dev[64];
-	unsigned int i;
-	int ret = sacred_ctrl_open(&self->ctrl);
 
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
-	if (!env_word("SACRED_RXE_DEVS", NR_MEMS - 1, dev, sizeof(dev)))
-		SKIP(return, "needs three rxe devices");
-	for (i = 0; i < NR_MEMS; i++) {
-		struct sacred_mem_params p = {
-			.id = SACRED_MEM_ID_ANY,
-			.cm_port = TEST_CM_PORT,
-			.dev_name = dev,
-		};
-
-		ASSERT_NE(NULL, env_word("SACRED_RXE_DEVS", i, dev,
-					 sizeof(dev)));
-		ASSERT_EQ(0, sacred_mem_new(self->ctrl, &p, &self->mem[i]));
-		self->have[i] = true;
-		ASSERT_EQ(0, sacred_region_new_tagged(self->ctrl,
-						      self->mem[i].id, REGION,
-						      REGION_SIZE,
-						      SACRED_POLICY_EXCLUSIVE_WRITER,
-						      TAG, NULL));
-		ASSERT_EQ(0, sacred_region_set_acl(self->ctrl,
-						   self->mem[i].id, REGION,
-						   acl, 2));
-	}
+	if (!st_open(_metadata, &self->ctrl, NR_MEMS, 0))
+		return;
+	ASSERT_EQ(0, mems_new(self->ctrl, NR_MEMS, TEST_CM_PORT, self->mem,
+			      self->have, NULL));
+	/* PROC_A and PROC_B (PROC_A + 1) both read-write. */
+	ASSERT_EQ(0, region_on_all_tagged(self->ctrl, self->mem, NR_MEMS,
+					  REGION, REGION_SIZE,
+					  SACRED_POLICY_EXCLUSIVE_WRITER,
+					  PROC_A, 2, -1, TAG));
 	ASSERT_EQ(0, rmem_anew(&self->a, self->mem, NR_MEMS, PROC_A));
 	ASSERT_EQ(0, sacred_rmem_attach(self->a, REGION, NULL));
 	ASSERT_EQ(0, sacred_rmem_change_perm(self->a, &req, NULL));

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -189,10 +190,10 @@ static inline int region_on_all(struct sacred_ctrl *ctrl,
 /*
  * One memory instance on each of the first @nr rxe devices, listening on
  * @port: @mem[i] its info, @have[i] set once made (teardown deletes
- * those), @m[i] a replicated-memory member for it whose timeout is
- * SACRED_CONN_TIMEOUT_MS (default 1000). Returns 0; -ENODEV, before
- * making anything, when the rig has fewer than @nr devices (skip); the
- * error of sacred_mem_new().
+ * those), @m[i] (unless @m is NULL) a replicated-memory member for it
+ * whose timeout is SACRED_CONN_TIMEOUT_MS (default 1000). Returns 0;
+ * -ENODEV, before making anything, when the rig has fewer than @nr
+ * devices (skip); the error of sacred_mem_new().
  */
 static inline int mems_new(struct sacred_ctrl *ctrl, unsigned int nr,
 			   uint16_t port, struct sacred_mem_info *mem,
@@ -217,6 +218,8 @@ static inline int mems_new(struct sacred_ctrl *ctrl, unsigned int nr,
 		if (ret)
 			return ret;
 		have[i] = true;
+		if (!m)
+			continue;
 		m[i] = (struct sacred_rmem_member){
 			.addr = (struct sockaddr *)&mem[i].addr,
 			.timeout_ms = t ? atoi(t) : 1000,
@@ -256,6 +259,72 @@ static inline int rmem_anew(struct sacred_rmem **rm,
 			.timeout_ms = t ? atoi(t) : 1000,
 		};
 	return sacred_rmem_create(&ra, rm);
+}
+#endif
+
+#if defined(_SACRED_H) && defined(__KSELFTEST_HARNESS_H)
+/*
+ * The opening of a fixture on the VM rig: the control connection into
+ * *@ctrl, and a skip unless sacred.ko is loaded, SACRED_RXE_DEVS names
+ * @nr_devs rxe devices and SACRED_RXE_ADDRS @nr_addrs addresses. Returns
+ * true to go on; false once the test is skipped (the setup returns).
+ */
+static inline bool st_open(struct __test_metadata *_metadata,
+			   struct sacred_ctrl **ctrl, unsigned int nr_devs,
+			   unsigned int nr_addrs)
+{
+	char w[64];
+	int ret;
+
+	ret = sacred_ctrl_open(ctrl);
+	if (ret == -ENOENT)
+		SKIP(return false, "sacred.ko is not loaded");
+	ASSERT_EQ(0, ret);
+	if ((nr_devs && !env_word("SACRED_RXE_DEVS", nr_devs - 1, w,
+				  sizeof(w))) ||
+	    (nr_addrs && !env_word("SACRED_RXE_ADDRS", nr_addrs - 1, w,
+				   sizeof(w))))
+		SKIP(return false,
+		     "needs the VM rig's SACRED_RXE_DEVS/ADDRS (%u/%u)",
+		     nr_devs, nr_addrs);
+	return true;
+}
+
+/*
+ * A memory instance on the @i-th rxe device of the rig with the
+ * parameters @p (their dev_name is that device's), its info into *@mem;
+ * the test fails unless it is made.
+ */
+static inline void st_mem_new(struct __test_metadata *_metadata,
+			      struct sacred_ctrl *ctrl, unsigned int i,
+			      const struct sacred_mem_params *p,
+			      struct sacred_mem_info *mem)
+{
+	struct sacred_mem_params mp = *p;
+	char dev[64];
+
+	ASSERT_NE(NULL, env_word("SACRED_RXE_DEVS", i, dev, sizeof(dev)));
+	mp.dev_name = dev;
+	ASSERT_EQ(0, sacred_mem_new(ctrl, &mp, mem));
+}
+
+/*
+ * A region of @size bytes under @policy on memory @mem_id, any id, its
+ * info into *@ri, with the @nr entries of @acl as its ACL (none when
+ * @nr is 0); the test fails unless both are done.
+ */
+static inline void st_region_new(struct __test_metadata *_metadata,
+				 struct sacred_ctrl *ctrl, uint32_t mem_id,
+				 uint64_t size, uint8_t policy,
+				 const struct sacred_acl_entry *acl,
+				 unsigned int nr,
+				 struct sacred_region_info *ri)
+{
+	ASSERT_EQ(0, sacred_region_new(ctrl, mem_id, SACRED_REGION_ID_ANY,
+				       size, policy, ri));
+	if (nr)
+		ASSERT_EQ(0, sacred_region_set_acl(ctrl, mem_id, ri->id, acl,
+						   nr));
 }
 #endif
 

@@ -53,29 +53,21 @@ FIXTURE_SETUP(wire)
 {
 	struct sacred_acl_entry acl = { .process_id = 7,
 					.access = SACRED_ACCESS_READ };
-	struct sacred_mem_params mp = { .id = SACRED_MEM_ID_ANY };
+	struct sacred_mem_params mp = {
+		.id = SACRED_MEM_ID_ANY,
+		.cm_port = 7480,
+	};
 	struct sacred_region_info ri;
-	char dev[64];
-	int ret;
 
-	ret = sacred_ctrl_open(&self->ctrl);
-	if (ret == -ENOENT)
-		SKIP(return, "sacred.ko is not loaded");
-	ASSERT_EQ(0, ret);
-	if (!env_word("SACRED_RXE_DEVS", 0, dev, sizeof(dev)) ||
-	    !env_word("SACRED_RXE_ADDRS", 0, self->host, sizeof(self->host)))
-		SKIP(return, "needs the VM rig's SACRED_RXE_DEVS/ADDRS");
-	mp.dev_name = dev;
-	mp.cm_port = 7480;
-	ASSERT_EQ(0, sacred_mem_new(self->ctrl, &mp, &self->mem));
+	if (!st_open(_metadata, &self->ctrl, 1, 1))
+		return;
+	env_word("SACRED_RXE_ADDRS", 0, self->host, sizeof(self->host));
+	st_mem_new(_metadata, self->ctrl, 0, &mp, &self->mem);
 	snprintf(self->port, sizeof(self->port), "%d", 7480);
-	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
-				       SACRED_REGION_ID_ANY, 4096,
-				       SACRED_POLICY_STATIC, &ri));
+	st_region_new(_metadata, self->ctrl, self->mem.id, 4096,
+		      SACRED_POLICY_STATIC, &acl, 1, &ri);
 	self->region = ri.id;
 	self->tag = ri.tag;
-	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id,
-					   self->region, &acl, 1));
 }
 
 static void raw_close(struct raw *raw)
