@@ -29,39 +29,25 @@
 
 #define R	SACRED_ACCESS_READ
 #define RW	(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
-#define NPROC	3
+#define NPROC	ST_NPROC
 #define RSIZE	65536
 #define EXAMPLES "../examples/policies/"
 
 FIXTURE(bpf) {
-	struct sacred_ctrl *ctrl;
-	struct sacred_mem_info mem;
-	struct sockaddr_in addr;
-	struct sacred_conn *p[NPROC + 1];	/* process i is p[i] */
+	struct st_procs s;
 	struct bpf_object *obj;
-	uint32_t region;
 };
 
 FIXTURE_SETUP(bpf)
 {
-	struct sacred_mem_params mp = { .id = SACRED_MEM_ID_ANY };
-
-	if (!st_open(_metadata, &self->ctrl, 1, 1))
+	if (!st_procs_open(_metadata, &self->s))
 		return;
-	st_mem_new(_metadata, self->ctrl, 0, &mp, &self->mem);
-	memcpy(&self->addr, &self->mem.addr, sizeof(self->addr));
-	self->region = SACRED_REGION_ID_ANY;
+	self->s.region = SACRED_REGION_ID_ANY;
 }
 
 FIXTURE_TEARDOWN(bpf)
 {
-	int i;
-
-	for (i = 1; i <= NPROC; i++)
-		sacred_conn_destroy(self->p[i]);
-	if (self->ctrl && self->mem.state)
-		sacred_mem_del(self->ctrl, self->mem.id);
-	sacred_ctrl_close(self->ctrl);
+	st_procs_close(&self->s);
 	if (self->obj)
 		bpf_object__close(self->obj);
 }
@@ -109,94 +95,58 @@ static void region_with(struct __test_metadata *_metadata,
 	int i;
 
 	ASSERT_LE(0, prog_fd);
-	ASSERT_EQ(0, sacred_region_new_prog(self->ctrl, self->mem.id,
+	ASSERT_EQ(0, sacred_region_new_prog(self->s.ctrl, self->s.mem.id,
 					    SACRED_REGION_ID_ANY, RSIZE,
 					    prog_fd, NULL, &ri));
 	EXPECT_EQ(SACRED_POLICY_BPF, ri.policy);
-	self->region = ri.id;
-	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id, ri.id,
+	self->s.region = ri.id;
+	ASSERT_EQ(0, sacred_region_set_acl(self->s.ctrl, self->s.mem.id, ri.id,
 					   acl, NPROC));
 	for (i = 1; i <= NPROC; i++) {
-		struct sacred_conn_attr attr = {
-			.addr = (struct sockaddr *)&self->addr,
-			.process_id = i,
-		};
-
-		ASSERT_EQ(0, sacred_conn_create(&attr, &self->p[i]));
-		ASSERT_EQ(0, sacred_attach(self->p[i], ri.id, &ra));
+		ASSERT_EQ(0, st_procs_connect(&self->s, i, &ra));
 		/* Members start with read, as under exclusive-writer. */
 		EXPECT_EQ(R, ra.access);
 	}
 }
 
-static int ask(FIXTURE_DATA(bpf) *self, int pid, uint32_t access,
-	       uint64_t ballot, struct sacred_perm_result *res)
-{
-	struct sacred_perm_req req = {
-		.region_id = self->region,
-		.access = access,
-		.ballot = ballot,
-	};
-
-	return sacred_change_perm(self->p[pid], &req, res);
-}
-
-/* Write a word as @pid; on a broken connection, reconnect. */
-static int try_write(FIXTURE_DATA(bpf) *self, int pid, uint64_t off,
-		     uint64_t v)
-{
-	int ret = sacred_write(self->p[pid], self->region, off, &v, sizeof(v));
-
-	if (ret == -EACCES || ret == -ECONNRESET)
-		sacred_conn_reconnect(self->p[pid]);
-	return ret;
-}
-
-static uint64_t peek(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(bpf) *self, uint64_t off)
-{
-	uint64_t v = 0;
-
-	EXPECT_EQ(0, sacred_read(self->p[3], self->region, off, &v, sizeof(v)));
-	return v;
-}
-
 /* "A higher ballot takes the region": the fenced policy, as a program. */
 TEST_F(bpf, ballot_policy_a_higher_ballot_takes_the_region)
 {
+	struct st_procs *f = &self->s;
 	struct sacred_perm_result res;
 	uint32_t id = 0;
 
 	region_with(_metadata, self, example_prog(_metadata, self, "ballot"));
-	ASSERT_EQ(0, sacred_region_prog_id(self->ctrl, self->mem.id,
-					   self->region, &id));
+	ASSERT_EQ(0, sacred_region_prog_id(f->ctrl, f->mem.id,
+					   f->region, &id));
 	EXPECT_NE(0, id);
 
-	ASSERT_EQ(0, ask(self, 1, RW, 5, &res));
+	ASSERT_EQ(0, st_ask(f, 1, RW, 5, 0, &res));
 	EXPECT_EQ(RW, res.region.access);
-	EXPECT_EQ(0, try_write(self, 1, 0, 1));
-	EXPECT_EQ(-EPERM, ask(self, 2, RW, 5, &res));
+	EXPECT_EQ(0, st_try_write(f, 1, 0, 1));
+	EXPECT_EQ(-EPERM, st_ask(f, 2, RW, 5, 0, &res));
 	EXPECT_EQ(SACRED_REFUSE_PROGRAM_BASE + SACRED_REFUSE_STALE_BALLOT,
 		  res.reason);
-	EXPECT_EQ(0, try_write(self, 1, 0, 11));
-	ASSERT_EQ(0, ask(self, 2, RW, 6, &res));
+	EXPECT_EQ(0, st_try_write(f, 1, 0, 11));
+	ASSERT_EQ(0, st_ask(f, 2, RW, 6, 0, &res));
 	/* 1 was demoted and fenced before 2 heard yes: its write fails. */
-	EXPECT_NE(0, try_write(self, 1, 0, 0xbad));
-	EXPECT_EQ(11, peek(_metadata, self, 0));
-	EXPECT_EQ(0, try_write(self, 2, 0, 22));
-	EXPECT_EQ(22, peek(_metadata, self, 0));
-	EXPECT_EQ(-EPERM, ask(self, 1, RW, 6, &res));
+	EXPECT_NE(0, st_try_write(f, 1, 0, 0xbad));
+	EXPECT_EQ(11, st_peek(_metadata, f, 0));
+	EXPECT_EQ(0, st_try_write(f, 2, 0, 22));
+	EXPECT_EQ(22, st_peek(_metadata, f, 0));
+	EXPECT_EQ(-EPERM, st_ask(f, 1, RW, 6, 0, &res));
 	EXPECT_EQ(SACRED_REFUSE_PROGRAM_BASE + SACRED_REFUSE_STALE_BALLOT,
 		  res.reason);
 	/* Read needs no ballot. */
-	EXPECT_EQ(0, ask(self, 1, R, 0, &res));
+	EXPECT_EQ(0, st_ask(f, 1, R, 0, 0, &res));
 	/* The ACL still bounds every grant: 3 may only read. */
-	EXPECT_EQ(-EPERM, ask(self, 3, RW, 100, &res));
+	EXPECT_EQ(-EPERM, st_ask(f, 3, RW, 100, 0, &res));
 	EXPECT_EQ(SACRED_REFUSE_NOT_MEMBER, res.reason);
 }
 
 TEST_F(bpf, lease_policy_expires_unless_renewed)
 {
+	struct st_procs *f = &self->s;
 	struct sacred_perm_result res;
 	uint64_t lease_ns = 300 * 1000000ULL;
 	struct bpf_map *cfg;
@@ -208,27 +158,28 @@ TEST_F(bpf, lease_policy_expires_unless_renewed)
 	ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(cfg), &zero, &lease_ns,
 					 BPF_ANY));
 
-	ASSERT_EQ(0, ask(self, 1, RW, 0, &res));
-	EXPECT_EQ(0, try_write(self, 1, 0, 1));
-	EXPECT_EQ(-EPERM, ask(self, 2, RW, 0, &res));
+	ASSERT_EQ(0, st_ask(f, 1, RW, 0, 0, &res));
+	EXPECT_EQ(0, st_try_write(f, 1, 0, 1));
+	EXPECT_EQ(-EPERM, st_ask(f, 2, RW, 0, 0, &res));
 	EXPECT_EQ(SACRED_REFUSE_PROGRAM_BASE + 1, res.reason);
 	/* Renewed twice across more than a lease: still 1's. */
 	usleep(200000);
-	ASSERT_EQ(0, ask(self, 1, RW, 0, &res));
+	ASSERT_EQ(0, st_ask(f, 1, RW, 0, 0, &res));
 	usleep(200000);
-	ASSERT_EQ(0, ask(self, 1, RW, 0, &res));
-	EXPECT_EQ(-EPERM, ask(self, 2, RW, 0, &res));
-	EXPECT_EQ(0, try_write(self, 1, 0, 2));
+	ASSERT_EQ(0, st_ask(f, 1, RW, 0, 0, &res));
+	EXPECT_EQ(-EPERM, st_ask(f, 2, RW, 0, 0, &res));
+	EXPECT_EQ(0, st_try_write(f, 1, 0, 2));
 	/* Not renewed: the next asker takes it, and 1 is fenced. */
 	usleep(400000);
-	ASSERT_EQ(0, ask(self, 2, RW, 0, &res));
-	EXPECT_NE(0, try_write(self, 1, 0, 0xbad));
-	EXPECT_EQ(2, peek(_metadata, self, 0));
+	ASSERT_EQ(0, st_ask(f, 2, RW, 0, 0, &res));
+	EXPECT_NE(0, st_try_write(f, 1, 0, 0xbad));
+	EXPECT_EQ(2, st_peek(_metadata, f, 0));
 }
 
 /* The allow-list, edited in the map of the program the region runs. */
 TEST_F(bpf, allowlist_map_edited_while_the_program_runs)
 {
+	struct st_procs *f = &self->s;
 	struct bpf_prog_info info = {};
 	uint32_t len = sizeof(info), map_id = 0, prog_id = 0;
 	struct sacred_perm_result res;
@@ -238,8 +189,8 @@ TEST_F(bpf, allowlist_map_edited_while_the_program_runs)
 	region_with(_metadata, self,
 		    example_prog(_metadata, self, "allowlist"));
 	/* As a control process would: from the region to its map. */
-	ASSERT_EQ(0, sacred_region_prog_id(self->ctrl, self->mem.id,
-					   self->region, &prog_id));
+	ASSERT_EQ(0, sacred_region_prog_id(f->ctrl, f->mem.id,
+					   f->region, &prog_id));
 	prog_fd = bpf_prog_get_fd_by_id(prog_id);
 	ASSERT_LE(0, prog_fd);
 	info.nr_map_ids = 1;
@@ -249,22 +200,22 @@ TEST_F(bpf, allowlist_map_edited_while_the_program_runs)
 	map_fd = bpf_map_get_fd_by_id(map_id);
 	ASSERT_LE(0, map_fd);
 
-	EXPECT_EQ(-EPERM, ask(self, 1, RW, 0, &res));
+	EXPECT_EQ(-EPERM, st_ask(f, 1, RW, 0, 0, &res));
 	EXPECT_EQ(SACRED_REFUSE_PROGRAM_BASE + 1, res.reason);
 	pid = 1;
 	access = RW;
 	ASSERT_EQ(0, bpf_map_update_elem(map_fd, &pid, &access, BPF_ANY));
-	ASSERT_EQ(0, ask(self, 1, RW, 0, &res));
-	EXPECT_EQ(0, try_write(self, 1, 8, 5));
+	ASSERT_EQ(0, st_ask(f, 1, RW, 0, 0, &res));
+	EXPECT_EQ(0, st_try_write(f, 1, 8, 5));
 	pid = 2;
 	access = R;
 	ASSERT_EQ(0, bpf_map_update_elem(map_fd, &pid, &access, BPF_ANY));
-	EXPECT_EQ(-EPERM, ask(self, 2, RW, 0, &res));
-	EXPECT_EQ(0, ask(self, 2, R, 0, &res));
+	EXPECT_EQ(-EPERM, st_ask(f, 2, RW, 0, 0, &res));
+	EXPECT_EQ(0, st_ask(f, 2, R, 0, 0, &res));
 	pid = 1;
 	ASSERT_EQ(0, bpf_map_delete_elem(map_fd, &pid));
-	EXPECT_EQ(-EPERM, ask(self, 1, RW, 0, &res));
-	EXPECT_EQ(5, peek(_metadata, self, 8));
+	EXPECT_EQ(-EPERM, st_ask(f, 1, RW, 0, 0, &res));
+	EXPECT_EQ(5, st_peek(_metadata, f, 8));
 	close(map_fd);
 	close(prog_fd);
 }
@@ -272,6 +223,7 @@ TEST_F(bpf, allowlist_map_edited_while_the_program_runs)
 /* A program that refuses everything: its code reaches process and monitor. */
 TEST_F(bpf, program_refusing_everything_is_heard_with_its_code)
 {
+	struct st_procs *f = &self->s;
 	struct sacred_perm_req req = { .access = RW, .ballot = 0 };
 	struct sacred_perm_result res;
 	struct sacred_monitor *mon;
@@ -282,32 +234,33 @@ TEST_F(bpf, program_refusing_everything_is_heard_with_its_code)
 		    const_prog(BPF_PROG_TYPE_SOCKET_FILTER,
 			       SACRED_VERDICT_REFUSE | SACRED_VERDICT_CODE(7)));
 	ASSERT_EQ(0, sacred_monitor_open(&mon));
-	EXPECT_EQ(-EPERM, ask(self, 1, RW, 0, &res));
+	EXPECT_EQ(-EPERM, st_ask(f, 1, RW, 0, 0, &res));
 	EXPECT_EQ(SACRED_REFUSE_PROGRAM_BASE + 7, res.reason);
 	EXPECT_EQ(R, res.region.access);
 	do {
 		ret = sacred_monitor_next(mon, &ev, 10000);
 	} while ((!ret || ret == -ENOBUFS) &&
 		 (ev.type != SACRED_EVENT_PERM ||
-		  ev.perm.region_id != self->region ||
-		  ev.perm.mem_id != self->mem.id));
+		  ev.perm.region_id != f->region ||
+		  ev.perm.mem_id != f->mem.id));
 	sacred_monitor_close(mon);
 	ASSERT_EQ(0, ret);
 	EXPECT_EQ(SACRED_REFUSE_PROGRAM_BASE + 7, ev.perm.reason);
 
 	/* An admin's PERM_SET meets the same program. */
-	req.region_id = self->region;
-	EXPECT_EQ(-EPERM, sacred_perm_set(self->ctrl, self->mem.id, 1, &req));
-	EXPECT_NE(NULL, sacred_ctrl_errmsg(self->ctrl));
+	req.region_id = f->region;
+	EXPECT_EQ(-EPERM, sacred_perm_set(f->ctrl, f->mem.id, 1, &req));
+	EXPECT_NE(NULL, sacred_ctrl_errmsg(f->ctrl));
 }
 
 TEST_F(bpf, unknown_verdict_is_a_refusal)
 {
+	struct st_procs *f = &self->s;
 	struct sacred_perm_result res;
 
 	region_with(_metadata, self,
 		    const_prog(BPF_PROG_TYPE_SOCKET_FILTER, 0x99));
-	EXPECT_EQ(-EPERM, ask(self, 1, RW, 0, &res));
+	EXPECT_EQ(-EPERM, st_ask(f, 1, RW, 0, 0, &res));
 	EXPECT_EQ(SACRED_REFUSE_PROGRAM_VERDICT, res.reason);
 	EXPECT_EQ(R, res.region.access);
 }
@@ -325,7 +278,7 @@ static void *ask_loop(void *arg)
 	int i, ret;
 
 	for (i = 0; !atomic_load(&a->stop); i++) {
-		ret = ask(a->self, 1, i % 2 ? R : RW, 0, &res);
+		ret = st_ask(&a->self->s, 1, i % 2 ? R : RW, 0, 0, &res);
 		if (!ret)
 			a->accepted++;
 		else if (ret == -EPERM &&
@@ -343,6 +296,7 @@ static void *ask_loop(void *arg)
  */
 TEST_F(bpf, program_replaced_under_a_stream_of_requests)
 {
+	struct st_procs *f = &self->s;
 	int yes, no, i;
 	struct asker a = { .self = self };
 	pthread_t t;
@@ -356,8 +310,8 @@ TEST_F(bpf, program_replaced_under_a_stream_of_requests)
 	region_with(_metadata, self, yes);
 	ASSERT_EQ(0, pthread_create(&t, NULL, ask_loop, &a));
 	for (i = 0; i < 200; i++)
-		ASSERT_EQ(0, sacred_region_set_policy(self->ctrl, self->mem.id,
-						      self->region,
+		ASSERT_EQ(0, sacred_region_set_policy(f->ctrl, f->mem.id,
+						      f->region,
 						      SACRED_POLICY_BPF,
 						      i % 2 ? yes : no));
 	atomic_store(&a.stop, 1);
@@ -373,6 +327,7 @@ TEST_F(bpf, program_replaced_under_a_stream_of_requests)
 /* Every wrong program, and the policies around it, with its message. */
 TEST_F(bpf, wrong_programs_are_refused_with_a_message)
 {
+	struct st_procs *f = &self->s;
 	struct sacred_region_info ri;
 	int devnull, cls, yes;
 
@@ -383,40 +338,40 @@ TEST_F(bpf, wrong_programs_are_refused_with_a_message)
 	ASSERT_LE(0, cls);
 	ASSERT_LE(0, devnull);
 
-	EXPECT_EQ(-EINVAL, sacred_region_new_prog(self->ctrl, self->mem.id,
+	EXPECT_EQ(-EINVAL, sacred_region_new_prog(f->ctrl, f->mem.id,
 						  SACRED_REGION_ID_ANY, RSIZE,
 						  cls, NULL, &ri));
-	EXPECT_NE(NULL, sacred_ctrl_errmsg(self->ctrl));
-	EXPECT_EQ(-EINVAL, sacred_region_new_prog(self->ctrl, self->mem.id,
+	EXPECT_NE(NULL, sacred_ctrl_errmsg(f->ctrl));
+	EXPECT_EQ(-EINVAL, sacred_region_new_prog(f->ctrl, f->mem.id,
 						  SACRED_REGION_ID_ANY, RSIZE,
 						  devnull, NULL, &ri));
-	EXPECT_EQ(-EBADF, sacred_region_new_prog(self->ctrl, self->mem.id,
+	EXPECT_EQ(-EBADF, sacred_region_new_prog(f->ctrl, f->mem.id,
 						 SACRED_REGION_ID_ANY, RSIZE,
 						 1000, NULL, &ri));
 	/* Policy bpf without a program, a program without policy bpf. */
-	EXPECT_EQ(-EINVAL, sacred_region_new(self->ctrl, self->mem.id,
+	EXPECT_EQ(-EINVAL, sacred_region_new(f->ctrl, f->mem.id,
 					     SACRED_REGION_ID_ANY, RSIZE,
 					     SACRED_POLICY_BPF, &ri));
-	EXPECT_NE(NULL, sacred_ctrl_errmsg(self->ctrl));
-	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
+	EXPECT_NE(NULL, sacred_ctrl_errmsg(f->ctrl));
+	ASSERT_EQ(0, sacred_region_new(f->ctrl, f->mem.id,
 				       SACRED_REGION_ID_ANY, RSIZE,
 				       SACRED_POLICY_EXCLUSIVE_WRITER, &ri));
-	EXPECT_EQ(-EINVAL, sacred_region_set_policy(self->ctrl, self->mem.id,
+	EXPECT_EQ(-EINVAL, sacred_region_set_policy(f->ctrl, f->mem.id,
 						    ri.id,
 						    SACRED_POLICY_EXCLUSIVE_WRITER,
 						    yes));
-	EXPECT_EQ(-EINVAL, sacred_region_set_policy(self->ctrl, self->mem.id,
+	EXPECT_EQ(-EINVAL, sacred_region_set_policy(f->ctrl, f->mem.id,
 						    ri.id, SACRED_POLICY_BPF,
 						    -1));
 	/* Into and out of bpf: yes; into static, where the ACL is access: no. */
-	EXPECT_EQ(0, sacred_region_set_policy(self->ctrl, self->mem.id, ri.id,
+	EXPECT_EQ(0, sacred_region_set_policy(f->ctrl, f->mem.id, ri.id,
 					      SACRED_POLICY_BPF, yes));
-	EXPECT_EQ(-EINVAL, sacred_region_set_policy(self->ctrl, self->mem.id,
+	EXPECT_EQ(-EINVAL, sacred_region_set_policy(f->ctrl, f->mem.id,
 						    ri.id, SACRED_POLICY_STATIC,
 						    -1));
-	EXPECT_EQ(0, sacred_region_set_policy(self->ctrl, self->mem.id, ri.id,
+	EXPECT_EQ(0, sacred_region_set_policy(f->ctrl, f->mem.id, ri.id,
 					      SACRED_POLICY_FENCED, -1));
-	ASSERT_EQ(0, sacred_region_get(self->ctrl, self->mem.id, ri.id, &ri));
+	ASSERT_EQ(0, sacred_region_get(f->ctrl, f->mem.id, ri.id, &ri));
 	EXPECT_EQ(SACRED_POLICY_FENCED, ri.policy);
 	close(devnull);
 	close(cls);
@@ -426,13 +381,14 @@ TEST_F(bpf, wrong_programs_are_refused_with_a_message)
 /* Giving a region a program is an admin's act: CAP_NET_ADMIN. */
 TEST_F(bpf, program_from_a_user_without_cap_net_admin_is_refused)
 {
+	struct st_procs *f = &self->s;
 	struct sacred_region_info ri;
 	int yes, status;
 	pid_t child;
 
 	yes = const_prog(BPF_PROG_TYPE_SOCKET_FILTER, SACRED_VERDICT_GRANT);
 	ASSERT_LE(0, yes);
-	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
+	ASSERT_EQ(0, sacred_region_new(f->ctrl, f->mem.id,
 				       SACRED_REGION_ID_ANY, RSIZE,
 				       SACRED_POLICY_EXCLUSIVE_WRITER, &ri));
 	child = fork();
@@ -442,14 +398,14 @@ TEST_F(bpf, program_from_a_user_without_cap_net_admin_is_refused)
 
 		if (drop_privileges() || sacred_ctrl_open(&c))
 			_exit(2);
-		_exit(sacred_region_set_policy(c, self->mem.id, ri.id,
+		_exit(sacred_region_set_policy(c, f->mem.id, ri.id,
 					       SACRED_POLICY_BPF, yes) ==
 		      -EPERM ? 0 : 1);
 	}
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	ASSERT_EQ(0, sacred_region_get(self->ctrl, self->mem.id, ri.id, &ri));
+	ASSERT_EQ(0, sacred_region_get(f->ctrl, f->mem.id, ri.id, &ri));
 	EXPECT_EQ(SACRED_POLICY_EXCLUSIVE_WRITER, ri.policy);
 	close(yes);
 }

@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <sys/wait.h>
 #include <rdma/rdma_cma.h>
 
@@ -325,6 +326,99 @@ static inline void st_region_new(struct __test_metadata *_metadata,
 	if (nr)
 		ASSERT_EQ(0, sacred_region_set_acl(ctrl, mem_id, ri->id, acl,
 						   nr));
+}
+
+#define ST_NPROC	3
+
+/*
+ * One memory instance and processes 1 to ST_NPROC connected to it, each
+ * on one region of it: the fixtures of sacred_perm and sacred_bpf.
+ */
+struct st_procs {
+	struct sacred_ctrl *ctrl;
+	struct sacred_mem_info mem;
+	struct sockaddr_in addr;
+	struct sacred_conn *p[ST_NPROC + 1];	/* process i is p[i] */
+	uint32_t region;
+};
+
+/*
+ * st_open() for a rig with an address, and the instance on its first
+ * rxe device; true to go on, false once skipped.
+ */
+static inline bool st_procs_open(struct __test_metadata *_metadata,
+				 struct st_procs *s)
+{
+	struct sacred_mem_params mp = { .id = SACRED_MEM_ID_ANY };
+
+	if (!st_open(_metadata, &s->ctrl, 1, 1))
+		return false;
+	st_mem_new(_metadata, s->ctrl, 0, &mp, &s->mem);
+	memcpy(&s->addr, &s->mem.addr, sizeof(s->addr));
+	return true;
+}
+
+/* Process @pid connected to the instance, attached to the region. */
+static inline int st_procs_connect(struct st_procs *s, uint32_t pid,
+				   struct sacred_region_attr *ra)
+{
+	struct sacred_conn_attr attr = {
+		.addr = (struct sockaddr *)&s->addr,
+		.process_id = pid,
+	};
+	int ret;
+
+	ret = sacred_conn_create(&attr, &s->p[pid]);
+	if (ret)
+		return ret;
+	return sacred_attach(s->p[pid], s->region, ra);
+}
+
+static inline void st_procs_close(struct st_procs *s)
+{
+	int i;
+
+	for (i = 1; i <= ST_NPROC; i++)
+		sacred_conn_destroy(s->p[i]);
+	if (s->ctrl && s->mem.state)
+		sacred_mem_del(s->ctrl, s->mem.id);
+	sacred_ctrl_close(s->ctrl);
+}
+
+/* Process @pid asks for @access on the region: sacred_change_perm(). */
+static inline int st_ask(struct st_procs *s, int pid, uint32_t access,
+			 uint64_t ballot, uint32_t target,
+			 struct sacred_perm_result *res)
+{
+	struct sacred_perm_req req = {
+		.region_id = s->region,
+		.access = access,
+		.ballot = ballot,
+		.target = target,
+	};
+
+	return sacred_change_perm(s->p[pid], &req, res);
+}
+
+/* Write a word as @pid; on a broken connection, reconnect. */
+static inline int st_try_write(struct st_procs *s, int pid, uint64_t off,
+			       uint64_t v)
+{
+	int ret = sacred_write(s->p[pid], s->region, off, &v, sizeof(v));
+
+	if (ret == -EACCES || ret == -ECONNRESET)
+		sacred_conn_reconnect(s->p[pid]);
+	return ret;
+}
+
+/* The word at @off as process 3, the reader, reads it. */
+static inline uint64_t st_peek(struct __test_metadata *_metadata,
+			       struct st_procs *s, uint64_t off)
+{
+	uint64_t v = 0;
+
+	EXPECT_EQ(0, sacred_read(s->p[3], s->region, off, &v, sizeof(v)));
+	return v;
 }
 #endif
 
