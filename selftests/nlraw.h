@@ -182,6 +182,22 @@ static inline struct nlattr *nlraw_reply_attr(struct nlraw *nl, uint16_t type)
 	return NULL;
 }
 
+/*
+ * Ask the generic netlink controller about family @name: its answer's
+ * attribute @type into *@attr (NULL if it has none); 0 or -errno.
+ */
+static inline int nlraw_family_attr(struct nlraw *nl, const char *name,
+				    uint16_t type, struct nlattr **attr)
+{
+	int ret;
+
+	nlraw_start(nl, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0, 1);
+	nlraw_put_str(nl, CTRL_ATTR_FAMILY_NAME, name);
+	ret = nlraw_xfer(nl);
+	*attr = ret ? NULL : nlraw_reply_attr(nl, type);
+	return ret;
+}
+
 /* Open a socket with extended acks and resolve @name; 0 or -errno. */
 static inline int nlraw_open(struct nlraw *nl, const char *name)
 {
@@ -194,12 +210,9 @@ static inline int nlraw_open(struct nlraw *nl, const char *name)
 		return -errno;
 	setsockopt(nl->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
 
-	nlraw_start(nl, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0, 1);
-	nlraw_put_str(nl, CTRL_ATTR_FAMILY_NAME, name);
-	ret = nlraw_xfer(nl);
+	ret = nlraw_family_attr(nl, name, CTRL_ATTR_FAMILY_ID, &id);
 	if (ret)
 		goto err;
-	id = nlraw_reply_attr(nl, CTRL_ATTR_FAMILY_ID);
 	if (!id) {
 		ret = -EPROTO;
 		goto err;
@@ -308,12 +321,9 @@ static inline int nlraw_join_group(struct nlraw *nl, const char *family,
 	struct nlattr *grps, *g, *a;
 	int ret;
 
-	nlraw_start(nl, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0, 1);
-	nlraw_put_str(nl, CTRL_ATTR_FAMILY_NAME, family);
-	ret = nlraw_xfer(nl);
+	ret = nlraw_family_attr(nl, family, CTRL_ATTR_MCAST_GROUPS, &grps);
 	if (ret)
 		return ret;
-	grps = nlraw_reply_attr(nl, CTRL_ATTR_MCAST_GROUPS);
 	if (!grps)
 		return -ENOENT;
 	for (g = nlraw_nested(grps, NULL); g; g = nlraw_nested(grps, g)) {

@@ -60,19 +60,16 @@ FIXTURE(cheapq) {
 
 FIXTURE_SETUP(cheapq)
 {
-	struct sacred_rmem_member m[NR_MEMS];
 	struct sacred_cheapq_attr ca0;
 	uint32_t ids[NR_MEMS];
 	unsigned int i;
 
 	if (!st_open(_metadata, &self->ctrl, NR_MEMS, 0))
 		return;
-	snprintf(self->dir, sizeof(self->dir), "/tmp/sacred-cheapq-%d", getpid());
-	ASSERT_EQ(0, mkdir(self->dir, 0700));
-	for (i = 0; i < NR_PROCS; i++)
-		ASSERT_EQ(0, sacred_bz_keygen(self->dir, i));
+	st_keys_dir(_metadata, self->dir, sizeof(self->dir), "cheapq",
+		    NR_PROCS);
 	ASSERT_EQ(0, mems_new(self->ctrl, NR_MEMS, TEST_CM_PORT, self->mem,
-			      self->have, m));
+			      self->have, NULL));
 	for (i = 0; i < NR_MEMS; i++)
 		ids[i] = self->mem[i].id;
 	ca0 = (struct sacred_cheapq_attr){
@@ -89,18 +86,11 @@ FIXTURE_SETUP(cheapq)
 	};
 	ASSERT_EQ(0, sacred_cheapq_setup(self->ctrl, ids, NR_MEMS, &ca0,
 				     NR_PROCS));
+	st_bz_procs_open(_metadata, self->dir, NR_PROCS, PID(0), self->mem,
+			 NR_MEMS, self->keys, self->rm);
 	for (i = 0; i < NR_PROCS; i++) {
-		struct sacred_rmem_attr ra = {
-			.process_id = PID(i),
-			.nr_mems = NR_MEMS,
-			.mems = m,
-			.max_io = 4096,
-		};
 		struct sacred_cheapq_attr ca = ca0;
 
-		ASSERT_EQ(0, sacred_bz_keys_load(self->dir, NR_PROCS, i,
-						 &self->keys[i]));
-		ASSERT_EQ(0, sacred_rmem_create(&ra, &self->rm[i]));
 		ca.rm = self->rm[i];
 		ca.keys = self->keys[i];
 		self->ca[i] = ca;
@@ -112,17 +102,10 @@ FIXTURE_TEARDOWN(cheapq)
 {
 	unsigned int i;
 
-	for (i = 0; i < NR_PROCS; i++) {
+	for (i = 0; i < NR_PROCS; i++)
 		sacred_cheapq_close(self->cheapq[i]);
-		sacred_rmem_destroy(self->rm[i]);
-		sacred_bz_keys_free(self->keys[i]);
-	}
-	for (i = 0; i < NR_MEMS; i++)
-		if (self->have[i])
-			sacred_mem_del(self->ctrl, self->mem[i].id);
-	sacred_ctrl_close(self->ctrl);
-	if (self->dir[0])
-		sh("rm -rf %s", self->dir);
+	st_bz_procs_close(self->dir, NR_PROCS, self->keys, self->rm);
+	mems_del(self->ctrl, self->mem, self->have, NR_MEMS);
 }
 
 struct proposer {

@@ -126,7 +126,6 @@ static int grant_first_leader(struct sacred_ctrl *ctrl,
 
 FIXTURE_SETUP(cons)
 {
-	struct sacred_rmem_member m[NR_MEMS];
 	struct bpf_object *obj = NULL;
 	struct bpf_program *prog;
 	int prog_fd = -1;
@@ -135,7 +134,7 @@ FIXTURE_SETUP(cons)
 	if (!st_open(_metadata, &self->ctrl, NR_MEMS, 0))
 		return;
 	ASSERT_EQ(0, mems_new(self->ctrl, NR_MEMS, TEST_CM_PORT, self->mem,
-			      self->have, m));
+			      self->have, NULL));
 	if (variant->prog) {
 		char path[128];
 
@@ -161,16 +160,9 @@ FIXTURE_SETUP(cons)
 	}
 	/* The regions hold the program now; its maps live with it. */
 	bpf_object__close(obj);
-	for (i = 0; i < NR_PROCS; i++) {
-		struct sacred_rmem_attr a = {
-			.process_id = PID(i),
-			.nr_mems = NR_MEMS,
-			.mems = m,
-			.max_io = 4096,
-		};
-
-		ASSERT_EQ(0, sacred_rmem_create(&a, &self->p[i]));
-	}
+	for (i = 0; i < NR_PROCS; i++)
+		ASSERT_EQ(0, rmem_anew(&self->p[i], self->mem, NR_MEMS,
+				       PID(i)));
 }
 
 FIXTURE_TEARDOWN(cons)
@@ -179,10 +171,7 @@ FIXTURE_TEARDOWN(cons)
 
 	for (i = 0; i < NR_PROCS; i++)
 		sacred_rmem_destroy(self->p[i]);
-	for (i = 0; i < NR_MEMS; i++)
-		if (self->have[i])
-			sacred_mem_del(self->ctrl, self->mem[i].id);
-	sacred_ctrl_close(self->ctrl);
+	mems_del(self->ctrl, self->mem, self->have, NR_MEMS);
 }
 
 static int open_instance(struct sacred_rmem *rm, int alg, uint32_t region,

@@ -222,10 +222,7 @@ FIXTURE_TEARDOWN(kv)
 		kill(self->replica[i], SIGTERM);
 		waitpid(self->replica[i], NULL, 0);
 	}
-	for (i = 0; i < NR_MEMS; i++)
-		if (self->have[i])
-			sacred_mem_del(self->ctrl, self->mem[i].id);
-	sacred_ctrl_close(self->ctrl);
+	mems_del(self->ctrl, self->mem, self->have, NR_MEMS);
 	sh("rm -rf %s", self->dir);
 }
 

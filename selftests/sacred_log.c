@@ -435,10 +435,7 @@ FIXTURE_TEARDOWN(log)
 		sacred_log_close(self->p[i].log);
 		sacred_rmem_destroy(self->p[i].rm);
 	}
-	for (i = 0; i < NR_MEMS; i++)
-		if (self->have[i])
-			sacred_mem_del(self->ctrl, self->mem[i].id);
-	sacred_ctrl_close(self->ctrl);
+	mems_del(self->ctrl, self->mem, self->have, NR_MEMS);
 	free(self->rec.ops);
 }
 

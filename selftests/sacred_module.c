@@ -31,23 +31,6 @@
 #include "sacred.h"
 #include "sacred_test.h"
 
-static int load(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
-static int unload(void)
-{
-	return syscall(SYS_delete_module, "sacred", O_NONBLOCK) ? -errno : 0;
-}
-
 static int count_dev(const struct sacred_dev_info *info, void *arg)
 {
 	(*(int *)arg)++;
@@ -78,7 +61,7 @@ FIXTURE_TEARDOWN(module)
 
 	/* Leave the module loaded for whatever runs next. */
 	if (self->ko && sacred_ctrl_open(&ctrl) == -ENOENT)
-		load(self->ko);
+		module_load(self->ko);
 	else if (self->ko)
 		sacred_ctrl_close(ctrl);
 }
@@ -98,10 +81,10 @@ TEST_F(module, unload_with_instances_then_reload_finds_devices)
 		ASSERT_EQ(0, sacred_mem_new(ctrl, &p, &m));
 	sacred_ctrl_close(ctrl);
 
-	ASSERT_EQ(0, unload());
+	ASSERT_EQ(0, module_unload());
 	EXPECT_EQ(-ENOENT, sacred_ctrl_open(&ctrl));
 
-	ASSERT_EQ(0, load(self->ko));
+	ASSERT_EQ(0, module_load(self->ko));
 	ASSERT_EQ(0, sacred_ctrl_open(&ctrl));
 	ASSERT_EQ(0, sacred_dev_list(ctrl, count_dev, &n));
 	EXPECT_EQ(self->ndev, n);
@@ -168,7 +151,7 @@ TEST_F(module, unload_with_bpf_regions_releases_their_programs)
 	}
 	sacred_ctrl_close(ctrl);
 
-	ASSERT_EQ(0, unload());
+	ASSERT_EQ(0, module_unload());
 	/* A program is freed after an RCU grace period and a work item. */
 	for (tries = 0; tries < 100 && gone < 4; tries++) {
 		usleep(20000);
@@ -181,7 +164,7 @@ TEST_F(module, unload_with_bpf_regions_releases_their_programs)
 		}
 	}
 	EXPECT_EQ(4, gone);
-	ASSERT_EQ(0, load(self->ko));
+	ASSERT_EQ(0, module_load(self->ko));
 }
 
 /*
@@ -219,12 +202,12 @@ TEST_F(module, unload_with_connected_writer)
 	ASSERT_EQ(0, sacred_attach(c, ri.id, &ra));
 	ASSERT_EQ(0, sacred_write(c, ri.id, 0, &v, sizeof(v)));
 
-	ASSERT_EQ(0, unload());
+	ASSERT_EQ(0, module_unload());
 	for (i = 0; i < 100 && !ret; i++)
 		ret = sacred_write(c, ri.id, 0, &v, sizeof(v));
 	EXPECT_NE(0, ret);
 	sacred_conn_destroy(c);
-	ASSERT_EQ(0, load(self->ko));
+	ASSERT_EQ(0, module_load(self->ko));
 }
 
 /*
@@ -531,7 +514,7 @@ TEST_F_TIMEOUT(module, unload_under_traffic_from_several_peers, 300)
 	lseek(kmsg, 0, SEEK_END);
 	atomic_store(&tr->unloading, 1);
 	t0 = now_s();
-	ret = unload();
+	ret = module_unload();
 	t1 = now_s();
 	if (ret) {
 		TH_LOG("rmmod under traffic: %s; stopping the traffic",
@@ -540,11 +523,11 @@ TEST_F_TIMEOUT(module, unload_under_traffic_from_several_peers, 300)
 		atomic_store(&tr->stop, 1);
 		for (i = 0; i < NR_PEERS; i++)
 			waitpid(pids[i], NULL, 0);
-		ASSERT_EQ(0, unload());
+		ASSERT_EQ(0, module_unload());
 		EXPECT_EQ(0, kernel_trouble(kmsg, _metadata));
 		close(kmsg);
 		munmap(tr, sizeof(*tr));
-		ASSERT_EQ(0, load(self->ko));
+		ASSERT_EQ(0, module_load(self->ko));
 		return;
 	} else {
 		TH_LOG("rmmod under traffic: done in %.3f s; %ld operations completed before it",
@@ -569,7 +552,7 @@ TEST_F_TIMEOUT(module, unload_under_traffic_from_several_peers, 300)
 	EXPECT_LT(0, cut);
 
 	/* Back: the same processes reconnect and work. */
-	ASSERT_EQ(0, load(self->ko));
+	ASSERT_EQ(0, module_load(self->ko));
 	ASSERT_EQ(0, sacred_ctrl_open(&ctrl));
 	EXPECT_EQ(-ENOENT, sacred_mem_get(ctrl, m.id, &m));
 	EXPECT_EQ(0, make_instance(ctrl, dev, &m, &shared, &excl));
@@ -587,11 +570,11 @@ TEST_F_TIMEOUT(module, unload_under_traffic_from_several_peers, 300)
 
 	/* The reloaded module's objects are all accounted for, too. */
 	lseek(kmsg, 0, SEEK_END);
-	ASSERT_EQ(0, unload());
+	ASSERT_EQ(0, module_unload());
 	EXPECT_EQ(0, kernel_trouble(kmsg, _metadata));
 	close(kmsg);
 	munmap(tr, sizeof(*tr));
-	ASSERT_EQ(0, load(self->ko));
+	ASSERT_EQ(0, module_load(self->ko));
 }
 
 TEST_F(module, repeated_load_unload_is_clean)
@@ -600,8 +583,8 @@ TEST_F(module, repeated_load_unload_is_clean)
 	int i;
 
 	for (i = 0; i < 5; i++) {
-		ASSERT_EQ(0, unload());
-		ASSERT_EQ(0, load(self->ko));
+		ASSERT_EQ(0, module_unload());
+		ASSERT_EQ(0, module_load(self->ko));
 		ASSERT_EQ(0, sacred_ctrl_open(&ctrl));
 		sacred_ctrl_close(ctrl);
 	}
@@ -621,10 +604,10 @@ TEST_F(module, stale_handle_after_unload_fails_cleanly)
 
 	ASSERT_NE(NULL, env_word("SACRED_RXE_DEVS", 0, dev, sizeof(dev)));
 	ASSERT_EQ(0, sacred_ctrl_open(&ctrl));
-	ASSERT_EQ(0, unload());
+	ASSERT_EQ(0, module_unload());
 	ret = sacred_dev_get(ctrl, dev, 0, &info);
 	EXPECT_NE(0, ret);
-	ASSERT_EQ(0, load(self->ko));
+	ASSERT_EQ(0, module_load(self->ko));
 	sacred_ctrl_close(ctrl);
 }
 

@@ -59,52 +59,32 @@ static int neb_open(FIXTURE_DATA(neb) *self, unsigned int i)
 
 FIXTURE_SETUP(neb)
 {
-	struct sacred_rmem_member m[NR_MEMS];
 	unsigned int i, j;
 
 	if (!st_open(_metadata, &self->ctrl, NR_MEMS, 0))
 		return;
-	snprintf(self->dir, sizeof(self->dir), "/tmp/sacred-neb-%d", getpid());
-	ASSERT_EQ(0, mkdir(self->dir, 0700));
-	for (i = 0; i < NR_PROCS; i++)
-		ASSERT_EQ(0, sacred_bz_keygen(self->dir, i));
+	st_keys_dir(_metadata, self->dir, sizeof(self->dir), "neb", NR_PROCS);
 	ASSERT_EQ(0, mems_new(self->ctrl, NR_MEMS, TEST_CM_PORT, self->mem,
-			      self->have, m));
+			      self->have, NULL));
 	for (j = 0; j < NR_PROCS; j++)
 		ASSERT_EQ(0, region_on_all(self->ctrl, self->mem, NR_MEMS,
 					   NEB_BASE + j, 65536,
 					   SACRED_POLICY_SWMR, PID(0), NR_PROCS,
 					   j));
-	for (i = 0; i < NR_PROCS; i++) {
-		struct sacred_rmem_attr ra = {
-			.process_id = PID(i),
-			.nr_mems = NR_MEMS,
-			.mems = m,
-			.max_io = 4096,
-		};
-
-		ASSERT_EQ(0, sacred_bz_keys_load(self->dir, NR_PROCS, i,
-						 &self->keys[i]));
-		ASSERT_EQ(0, sacred_rmem_create(&ra, &self->rm[i]));
+	st_bz_procs_open(_metadata, self->dir, NR_PROCS, PID(0), self->mem,
+			 NR_MEMS, self->keys, self->rm);
+	for (i = 0; i < NR_PROCS; i++)
 		ASSERT_EQ(0, neb_open(self, i));
-	}
 }
 
 FIXTURE_TEARDOWN(neb)
 {
 	unsigned int i;
 
-	for (i = 0; i < NR_PROCS; i++) {
+	for (i = 0; i < NR_PROCS; i++)
 		sacred_neb_close(self->n[i]);
-		sacred_rmem_destroy(self->rm[i]);
-		sacred_bz_keys_free(self->keys[i]);
-	}
-	for (i = 0; i < NR_MEMS; i++)
-		if (self->have[i])
-			sacred_mem_del(self->ctrl, self->mem[i].id);
-	sacred_ctrl_close(self->ctrl);
-	if (self->dir[0])
-		sh("rm -rf %s", self->dir);
+	st_bz_procs_close(self->dir, NR_PROCS, self->keys, self->rm);
+	mems_del(self->ctrl, self->mem, self->have, NR_MEMS);
 }
 
 static int deliver(FIXTURE_DATA(neb) *self, unsigned int q, unsigned int p,

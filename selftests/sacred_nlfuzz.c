@@ -2962,23 +2962,6 @@ TEST_F_TIMEOUT(fz, concurrent_create_delete, FZ_TEST_TIMEOUT)
  * kernel log it wrote: any object the fuzzing left behind makes the exit
  * path warn "leaked objects". Then load it again for the tests after.
  */
-static int fz_unload(void)
-{
-	return syscall(SYS_delete_module, "sacred", O_NONBLOCK) ? -errno : 0;
-}
-
-static int fz_load(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
 TEST_F(fz, nothing_leaks_at_unload)
 {
 	struct fz_ctx *c = self->c;
@@ -2999,9 +2982,9 @@ TEST_F(fz, nothing_leaks_at_unload)
 	lseek(kmsg, 0, SEEK_END);
 
 	fz_close(&c->main);
-	ret = fz_unload();
+	ret = module_unload();
 	if (!ret)
-		ret = fz_load(ko);
+		ret = module_load(ko);
 	EXPECT_EQ(0, ret);
 
 	while ((n = read(kmsg, rec, sizeof(rec) - 1)) > 0 ||

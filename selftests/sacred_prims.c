@@ -53,13 +53,12 @@ static int region_everywhere(struct sacred_ctrl *ctrl,
 
 FIXTURE_SETUP(prims)
 {
-	struct sacred_rmem_member m[NR_MEMS];
 	unsigned int i;
 
 	if (!st_open(_metadata, &self->ctrl, NR_MEMS, 0))
 		return;
 	ASSERT_EQ(0, mems_new(self->ctrl, NR_MEMS, TEST_CM_PORT, self->mem,
-			      self->have, m));
+			      self->have, NULL));
 	ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem, OWNED,
 				       SACRED_POLICY_SWMR, 0));
 	ASSERT_EQ(0, region_everywhere(self->ctrl, self->mem, SHARED,
@@ -74,16 +73,9 @@ FIXTURE_SETUP(prims)
 					       REG_BASE + i,
 					       SACRED_POLICY_SWMR, i));
 	}
-	for (i = 0; i < NR_PROCS; i++) {
-		struct sacred_rmem_attr a = {
-			.process_id = PID(i),
-			.nr_mems = NR_MEMS,
-			.mems = m,
-			.max_io = 4096,
-		};
-
-		ASSERT_EQ(0, sacred_rmem_create(&a, &self->p[i]));
-	}
+	for (i = 0; i < NR_PROCS; i++)
+		ASSERT_EQ(0, rmem_anew(&self->p[i], self->mem, NR_MEMS,
+				       PID(i)));
 }
 
 FIXTURE_TEARDOWN(prims)
@@ -92,10 +84,7 @@ FIXTURE_TEARDOWN(prims)
 
 	for (i = 0; i < NR_PROCS; i++)
 		sacred_rmem_destroy(self->p[i]);
-	for (i = 0; i < NR_MEMS; i++)
-		if (self->have[i])
-			sacred_mem_del(self->ctrl, self->mem[i].id);
-	sacred_ctrl_close(self->ctrl);
+	mems_del(self->ctrl, self->mem, self->have, NR_MEMS);
 }
 
 /*

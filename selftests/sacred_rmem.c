@@ -66,14 +66,9 @@ FIXTURE_SETUP(rmem)
 
 FIXTURE_TEARDOWN(rmem)
 {
-	unsigned int i;
-
 	sacred_rmem_destroy(self->a);
 	sacred_rmem_destroy(self->b);
-	for (i = 0; i < NR_MEMS; i++)
-		if (self->have[i])
-			sacred_mem_del(self->ctrl, self->mem[i].id);
-	sacred_ctrl_close(self->ctrl);
+	mems_del(self->ctrl, self->mem, self->have, NR_MEMS);
 }
 
 TEST_F(rmem, quorum_write_then_read_everywhere)

@@ -22,6 +22,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 #include <sys/wait.h>
 #include <rdma/rdma_cma.h>
@@ -230,6 +232,22 @@ static inline int mems_new(struct sacred_ctrl *ctrl, unsigned int nr,
 }
 
 /*
+ * Teardown of mems_new(): delete the instances of @mem made (@have), of
+ * @nr, and close @ctrl.
+ */
+static inline void mems_del(struct sacred_ctrl *ctrl,
+			    const struct sacred_mem_info *mem,
+			    const bool *have, unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		if (have[i])
+			sacred_mem_del(ctrl, mem[i].id);
+	sacred_ctrl_close(ctrl);
+}
+
+/*
  * Replace *@rm with a new handle of process @pid on the @nr memories
  * @mem (max_io 4096, timeouts as mems_new()'s): a handle lives with one
  * incarnation of each region it attached, so a test that makes its
@@ -328,6 +346,59 @@ static inline void st_region_new(struct __test_metadata *_metadata,
 						   nr));
 }
 
+/*
+ * A directory /tmp/sacred-@suite-<pid> into @dir (@len bytes) with the
+ * Byzantine signing keys of processes 0 to @nr_procs - 1
+ * (sacred_bz_keygen()); the teardown removes it (sh("rm -rf")).
+ */
+static inline void st_keys_dir(struct __test_metadata *_metadata, char *dir,
+			       size_t len, const char *suite,
+			       unsigned int nr_procs)
+{
+	unsigned int i;
+
+	snprintf(dir, len, "/tmp/sacred-%s-%d", suite, getpid());
+	ASSERT_EQ(0, mkdir(dir, 0700));
+	for (i = 0; i < nr_procs; i++)
+		ASSERT_EQ(0, sacred_bz_keygen(dir, i));
+}
+
+/*
+ * Processes 0 to @nr_procs - 1 (ids @pid0 + i) of a Byzantine protocol:
+ * the keys of each from @dir (st_keys_dir()) into @keys[i], and its
+ * handle on the @nr_mems memories @mem (rmem_anew()) into @rm[i].
+ */
+static inline void st_bz_procs_open(struct __test_metadata *_metadata,
+				    const char *dir, unsigned int nr_procs,
+				    uint32_t pid0,
+				    const struct sacred_mem_info *mem,
+				    unsigned int nr_mems,
+				    struct sacred_bz_keys **keys,
+				    struct sacred_rmem **rm)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_procs; i++) {
+		ASSERT_EQ(0, sacred_bz_keys_load(dir, nr_procs, i, &keys[i]));
+		ASSERT_EQ(0, rmem_anew(&rm[i], mem, nr_mems, pid0 + i));
+	}
+}
+
+/* Teardown of st_bz_procs_open() and st_keys_dir(). */
+static inline void st_bz_procs_close(const char *dir, unsigned int nr_procs,
+				     struct sacred_bz_keys **keys,
+				     struct sacred_rmem **rm)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_procs; i++) {
+		sacred_rmem_destroy(rm[i]);
+		sacred_bz_keys_free(keys[i]);
+	}
+	if (dir[0])
+		sh("rm -rf %s", dir);
+}
+
 #define ST_NPROC	3
 
 /*
@@ -421,6 +492,25 @@ static inline uint64_t st_peek(struct __test_metadata *_metadata,
 	return v;
 }
 #endif
+
+/* Load the module file @path (finit_module); 0 or -errno. */
+static inline int module_load(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* Unload sacred.ko; 0 or -errno (-EWOULDBLOCK while it is in use). */
+static inline int module_unload(void)
+{
+	return syscall(SYS_delete_module, "sacred", O_NONBLOCK) ? -errno : 0;
+}
 
 /* Become nobody without capabilities; returns 0 or -1. */
 static inline int drop_privileges(void)
