@@ -104,6 +104,12 @@ tools/sacred.o: CFLAGS += -DSACRED_VERSION='"$(VERSION)"'
 tools/kv/sacred-kv: tools/kv/sacred-kv.c tools/kv/kv.h lib/libsacred.a
 	$(CC) $(CFLAGS) -Itools/kv -o $@ $< lib/libsacred.a $(LDLIBS)
 
+# The client of the sacred-kv replicas that bench/kvbench and
+# selftests/sacred_kv link in (tools/kv/kv_client.h).
+KV_CLIENT := tools/kv/kv_client.o
+$(KV_CLIENT): tools/kv/kv_client.c tools/kv/kv_client.h tools/kv/kv.h
+	$(CC) $(CFLAGS) -c -o $@ $<
+
 # The CLI links libsacred statically so that it runs from the tree, and
 # libbpf for the programs of bpf regions (tools/prog.c).
 tools/sacred: $(TOOL_OBJS) lib/libsacred.a
@@ -133,12 +139,15 @@ selftests: $(ST_BINS)
 # The harness macros compare values of mixed signedness by design.
 selftests/%: selftests/%.c $(ST_HDRS) $(HARNESS) lib/libsacred.a
 	$(CC) $(CFLAGS) -Wno-unused-parameter -Wno-sign-compare -I$(KFILES)/tools/testing/selftests \
-		-o $@ $< lib/libsacred.a $(LDLIBS) $(ST_LIBS) -lpthread
+		-o $@ $< $(ST_OBJS) lib/libsacred.a $(LDLIBS) $(ST_LIBS) -lpthread
 
 # sacred_bpf and sacred_consensus load programs with libbpf, the
 # examples' among them.
 selftests/sacred_bpf selftests/sacred_consensus: ST_LIBS := -lbpf
 selftests/sacred_bpf selftests/sacred_consensus: $(POL_OBJS)
+
+selftests/sacred_kv: ST_OBJS := $(KV_CLIENT)
+selftests/sacred_kv: $(KV_CLIENT)
 
 benchprogs: $(BENCH_BINS)
 
@@ -161,6 +170,11 @@ examples/policies/allowlist-edit: examples/policies/allowlist-edit.c lib/libsacr
 bench/%: bench/%.c bench/bench.h lib/libsacred.a
 	$(CC) $(CFLAGS) -o $@ $< lib/libsacred.a $(LDLIBS) $(BENCH_LDWRAP) \
 		$(BENCH_LIBS) -lpthread
+
+# bench/kvbench asks the replicas through tools/kv/kv_client.o (an
+# object: linked whole wherever it stands on the line).
+bench/kvbench: BENCH_LIBS := $(KV_CLIENT)
+bench/kvbench: $(KV_CLIENT)
 
 # bench/bpfswitch loads examples/policies/ballot.bpf.o with libbpf.
 bench/bpfswitch: BENCH_LIBS := -lbpf
@@ -373,6 +387,6 @@ dkms-install:
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
-	rm -f lib/*.o lib/*.a lib/*.so* tools/*.o tools/sacred tools/kv/sacred-kv $(UNIT_BINS) $(ST_BINS) $(BENCH_BINS) $(EX_BINS) \
+	rm -f lib/*.o lib/*.a lib/*.so* tools/*.o tools/sacred tools/kv/sacred-kv $(KV_CLIENT) $(UNIT_BINS) $(ST_BINS) $(BENCH_BINS) $(EX_BINS) \
 		$(POL_OBJS) $(POL_TOOLS)
 	rm -rf build/kcompat

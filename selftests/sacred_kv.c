@@ -20,14 +20,13 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <linux/sacred.h>
 
 #include "kselftest_harness.h"
 #include "sacred.h"
 #include "sacred_lincheck.h"
 #include "sacred_test.h"
-#include "kv/kv.h"
+#include "kv/kv_client.h"
 
 #define TEST_CM_PORT	7541
 #define NR_MEMS		3
@@ -227,58 +226,23 @@ FIXTURE_TEARDOWN(kv)
 }
 
 /* ------------------------------------------------------------------ */
-/* A client: the protocol of tools/kv/kv.h, retrying as sacred-kv does. */
+/* A client: tools/kv/kv_client.c, OP_TIMEOUT_MS a request, 2 s an answer. */
 
 struct client {
 	FIXTURE_DATA(kv) *self;
 	unsigned int id;
-	uint64_t client_id;
-	uint64_t req;
-	int hint;
+	struct kv_client kc;
 };
 
-static int kv_call(struct client *c, struct kv_cmd *cmd,
-		   struct kv_reply *rep)
+static struct kv_client kv_client_of(FIXTURE_DATA(kv) *self, uint64_t id)
 {
-	uint64_t deadline = now_ns() + OP_TIMEOUT_MS * 1000000ULL;
-	struct timeval tv = { .tv_sec = 2 };
-	int r = c->hint, fd;
-
-	cmd->client = htole64(c->client_id);
-	cmd->req = htole64(++c->req);
-	while (now_ns() < deadline) {
-		struct sockaddr_un sun = { .sun_family = AF_UNIX };
-
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/kv-%d.sock",
-			 c->self->dir, r);
-		fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-		if (fd < 0)
-			return -errno;
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
-		    send(fd, cmd, sizeof(*cmd), 0) != sizeof(*cmd) ||
-		    recv(fd, rep, sizeof(*rep), 0) != sizeof(*rep)) {
-			close(fd);
-			r = (r + 1) % NR_REPLICAS;
-			usleep(10000);
-			continue;
-		}
-		close(fd);
-		if (rep->status == KV_NOT_LEADER) {
-			r = rep->leader >= 0 && rep->leader < NR_REPLICAS &&
-			    rep->leader != r ? rep->leader :
-			    (r + 1) % NR_REPLICAS;
-			usleep(rep->leader < 0 ? 20000 : 1000);
-			continue;
-		}
-		if (rep->status == KV_UNAVAILABLE) {
-			usleep(10000);
-			continue;
-		}
-		c->hint = r;
-		return 0;
-	}
-	return -ETIMEDOUT;
+	return (struct kv_client){
+		.dir = self->dir,
+		.nr = NR_REPLICAS,
+		.timeout_ms = OP_TIMEOUT_MS,
+		.wait_ms = 2000,
+		.id = id,
+	};
 }
 
 static int value_id(struct history *h, const char *v, size_t len)
@@ -349,9 +313,9 @@ static void *client_thread(void *arg)
 		 * that does not know the leader: followers are asked too, and
 		 * must send it on, never answer from their own state.
 		 */
-		c->hint = (c->id + k) % NR_REPLICAS;
+		c->kc.hint = (c->id + k) % NR_REPLICAS;
 		op.call = now_ns();
-		ret = kv_call(c, &cmd, &rep);
+		ret = kv_client_call(&c->kc, &cmd, &rep);
 		op.done = now_ns();
 		if (ret) {
 			op.known = false;
@@ -384,30 +348,20 @@ static bool get_at(FIXTURE_DATA(kv) *self, int r, int key, int ms)
 	uint64_t end = op.call + ms * 1000000ULL;
 	struct kv_cmd cmd = { .op = KV_GET };
 	struct kv_reply rep;
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = 2 };
-	int fd;
+	int ret;
 
 	cmd.klen = snprintf(cmd.key, sizeof(cmd.key), "key%d", key);
 	cmd.client = htole64(4343);
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/kv-%d.sock",
-		 self->dir, r);
 	while (now_ns() < end) {
 		/* New each time: a replica answers a repeat from its table. */
 		cmd.req = htole64(now_ns());
-		fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-		if (fd < 0)
+		ret = kv_client_exchange(self->dir, r, 2000, &cmd, &rep);
+		if (ret && ret != -ENOTCONN)
 			return false;
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
-		    send(fd, &cmd, sizeof(cmd), 0) != sizeof(cmd) ||
-		    recv(fd, &rep, sizeof(rep), 0) != sizeof(rep) ||
-		    (rep.status != KV_OK && rep.status != KV_NOT_FOUND)) {
-			close(fd);
+		if (ret || (rep.status != KV_OK && rep.status != KV_NOT_FOUND)) {
 			usleep(20000);
 			continue;
 		}
-		close(fd);
 		op.done = now_ns();
 		op.known = true;
 		op.ret = rep.status == KV_NOT_FOUND ? 0 :
@@ -462,8 +416,8 @@ static bool linearizable(struct __test_metadata *_metadata,
 /* A put of key@key, recorded: true if it was answered. */
 static bool put_once(FIXTURE_DATA(kv) *self, int key)
 {
-	struct client c = { .self = self, .id = NR_CLIENTS,
-			    .client_id = ((uint64_t)getpid() << 16) + 99 };
+	struct kv_client kc = kv_client_of(self,
+					   ((uint64_t)getpid() << 16) + 99);
 	struct history *h = &self->h;
 	struct hop op = { .key = key, .op = KV_PUT };
 	struct kv_cmd cmd = { .op = KV_PUT };
@@ -477,7 +431,7 @@ static bool put_once(FIXTURE_DATA(kv) *self, int key)
 	memcpy(cmd.val, h->values[op.arg], cmd.vlen);
 	pthread_mutex_unlock(&h->lock);
 	op.call = now_ns();
-	op.known = !kv_call(&c, &cmd, &rep) && rep.status == KV_OK;
+	op.known = !kv_client_call(&kc, &cmd, &rep) && rep.status == KV_OK;
 	op.done = op.known ? now_ns() : UINT64_MAX;
 	pthread_mutex_lock(&h->lock);
 	h->ops[h->n++] = op;
@@ -494,7 +448,8 @@ static void run_clients(FIXTURE_DATA(kv) *self, pthread_t *th,
 		c[i] = (struct client){
 			.self = self,
 			.id = i,
-			.client_id = ((uint64_t)getpid() << 16) + i,
+			.kc = kv_client_of(self,
+					   ((uint64_t)getpid() << 16) + i),
 		};
 		pthread_create(&th[i], NULL, client_thread, &c[i]);
 	}
@@ -584,7 +539,7 @@ TEST_F(kv, linearizable_with_a_memory_down_and_back)
 static int kv_do(FIXTURE_DATA(kv) *self, uint8_t op, const char *key,
 		 const char *val, struct kv_reply *rep)
 {
-	struct client c = { .self = self, .client_id = 4242 };
+	struct kv_client kc = kv_client_of(self, 4242);
 	struct kv_cmd cmd = { .op = op };
 
 	cmd.klen = strlen(key);
@@ -593,8 +548,8 @@ static int kv_do(FIXTURE_DATA(kv) *self, uint8_t op, const char *key,
 		cmd.vlen = strlen(val);
 		memcpy(cmd.val, val, cmd.vlen);
 	}
-	c.req = now_ns();	/* a new request number on every call */
-	return kv_call(&c, &cmd, rep) ? -1 : rep->status;
+	kc.req = now_ns();	/* a new request number on every call */
+	return kv_client_call(&kc, &cmd, rep) ? -1 : rep->status;
 }
 
 /* Whether @pid exits within @ms; its exit status into *@status. */
