@@ -151,36 +151,10 @@ bool __wrap_sacred_bz_verify(const struct sacred_bz_keys *keys,
 	return ok;
 }
 
-static void die(const char *what, int ret)
-{
-	fprintf(stderr, "agreement: %s: %s\n", what, strerror(-ret));
-	exit(1);
-}
-
-static void region_everywhere(struct sacred_ctrl *ctrl,
-			      const struct sacred_mem_info *mem, uint32_t id,
-			      uint64_t size, uint8_t policy)
-{
-	struct sacred_acl_entry acl[NR_PROCS];
-	unsigned int i;
-	int ret;
-
-	for (i = 0; i < NR_PROCS; i++)
-		acl[i] = (struct sacred_acl_entry){
-			.process_id = PID(i),
-			.access = RW,
-		};
-	for (i = 0; i < NR_MEMS; i++) {
-		/* One incarnation: one tag on every memory. */
-		ret = sacred_region_new_tagged(ctrl, mem[i].id, id, size,
-					       policy, BENCH_TAG(id), NULL);
-		if (!ret)
-			ret = sacred_region_set_acl(ctrl, mem[i].id, id, acl,
-						    NR_PROCS);
-		if (ret)
-			die("creating regions", ret);
-	}
-}
+/* A region on every memory, read-write for the three processes. */
+#define region_everywhere(ctrl, mem, id, size, policy) \
+	bench_region_everywhere(ctrl, mem, NR_MEMS, id, size, policy, \
+				PID(0), NR_PROCS)
 
 static void grant(struct sacred_ctrl *ctrl, const struct sacred_mem_info *mem,
 		  uint32_t id)
@@ -198,33 +172,12 @@ static void grant(struct sacred_ctrl *ctrl, const struct sacred_mem_info *mem,
 
 static double decide(struct sacred_rmem *rm, int alg, uint32_t region)
 {
-	struct sacred_pmp_attr a = {
-		.rm = rm,
-		.region_id = region,
-		.alg = alg,
-		.nr_procs = NR_PROCS,
-		.me = 0,
-		.value_max = 32,
-	};
-	struct sacred_pmp_stats st;
-	struct sacred_pmp *p;
-	char out[32];
-	size_t len;
-	double t0, t;
-	int ret;
+	bool fast;
+	double t;
 
-	ret = sacred_pmp_open(&a, &p);
-	if (ret)
-		die("sacred_pmp_open", ret);
-	t0 = now_us();
-	ret = sacred_pmp_propose(p, "value", 6, out, sizeof(out), &len);
-	t = now_us() - t0;
-	if (ret)
-		die("sacred_pmp_propose", ret);
-	sacred_pmp_stats(p, &st);
-	if (!st.fast)
+	t = bench_propose(bench_pmp_open(rm, alg, region, NR_PROCS, 0), &fast);
+	if (!fast)
 		fprintf(stderr, "agreement: a decision left the fast path\n");
-	sacred_pmp_close(p);
 	return t;
 }
 
@@ -616,326 +569,339 @@ struct tput {
 	long ops;	/* operations (commands) done */
 };
 
-int main(int argc, char **argv)
-{
-	static double raw[MAXN], quorum[MAXN], qcell[MAXN], pmp[MAXN],
-		disk[MAXN], app[MAXN], bapp[MAXN], cheapq_lat[MAXN],
-		cheapq_attr[MAXN], cheapq_bz[MAXN], cheapq_rest[MAXN],
-		cheapq_srest[MAXN], sign[MAXN], verify[MAXN],
-		sapp[SNAP_APPENDS], ssnap[SNAP_APPENDS], srest[SNAP_RESTORES];
-	static uint8_t cell[80];
-	static char batch[BATCH_MAX * CMD_LEN];
-	struct sacred_rmem_member m[NR_MEMS];
-	struct sacred_mem_info mem[NR_MEMS];
-	struct sacred_rmem_attr ra = {
-		.process_id = PID(0),
-		.nr_mems = NR_MEMS,
-		.mems = m,
-		.max_io = 65536,
-	};
-	struct sacred_log_attr la = {
-		.log_region = LOG_REGION,
-		.hb_region = HB_REGION,
-		.nr_procs = NR_PROCS,
-		.me = 0,
-		.capacity = 16384,
-		.entry_max = CMD_LEN,
-		.suspect_ms = 1000,
-	};
-	struct sacred_log_attr lb;
+/* The sample series of the first table, one sample per turn each. */
+enum series {
+	RAW, QUORUM, QCELL, PMP, DISK, APP, BAPP,
+	CHEAPQ_LAT, CHEAPQ_ATTR, CHEAPQ_BZ, CHEAPQ_REST, CHEAPQ_SREST,
+	SIGN, VERIFY, NR_SERIES
+};
+
+/* What main() sets up and measures, for the row functions below. */
+struct agreement {
+	int n, k, tput_ms;	/* -n, -b, -t */
 	struct sacred_ctrl *ctrl;
+	struct sacred_mem_info mem[NR_MEMS];
+	struct sacred_rmem_member m[NR_MEMS];
+	struct sacred_rmem_attr ra;
+	struct sacred_log_attr la, lb;	/* the log, the batched log */
 	struct sacred_rmem *rm;
 	struct sacred_log *log, *blog;
-	struct sacred_conn *c0;
-	struct stats s_raw, s_q, s_qc, s_pmp, s_disk, s_app, s_bapp,
-		s_cheapq_lat, s_cheapq_attr, s_cheapq_bz, s_cheapq_rest,
-		s_cheapq_srest, s_sign, s_verify, s_sapp, s_ssnap, s_srest;
-	struct tput tp[4] = {
-		{ .what = "8 B write, one memory (raw write ops/s)" },
-		{ .what = "8 B quorum write (2 of 3)" },
-		{ .what = "log append, 1 command per entry" },
-		{ .what = "log append, BATCH commands per entry (client-packed)" },
-	};
-	char dev[64], entry[CMD_LEN] = "entry", keydir[] = "/tmp/agreement-keys.XXXXXX";
+	struct sacred_conn *c0;	/* the raw write's connection */
+	uint64_t used, bused;	/* entries of each log */
+	uint64_t one;	/* what the writes write */
+	uint8_t cell[80];
+	char entry[CMD_LEN], batch[BATCH_MAX * CMD_LEN];
+	char keydir[32];
 	pthread_t th[NR_PROCS];
-	const char *devs;
-	uint64_t v = 1, used = 0, bused = 0;
-	int n = 200, k = 16, tput_ms = 2000, opt, i, ret, nsnap;
-	double t_start = now_us();
+	double x[NR_SERIES][MAXN];	/* the samples */
+	struct stats s[NR_SERIES];
+	struct tput tp[4];
+	double sapp[SNAP_APPENDS], ssnap[SNAP_APPENDS], srest[SNAP_RESTORES];
+	int nsnap;
+};
 
-	while ((opt = getopt(argc, argv, "n:b:t:h")) != -1) {
-		switch (opt) {
-		case 'n':
-			n = atoi(optarg);
-			break;
-		case 'b':
-			k = atoi(optarg);
-			break;
-		case 't':
-			tput_ms = atoi(optarg);
-			break;
-		default:
-			fprintf(stderr, "usage: agreement [-n SAMPLES] [-b BATCH] [-t MS]\n");
-			return opt == 'h' ? 0 : 2;
-		}
-	}
-	if (n < 1 || n > MAXN)
-		n = MAXN;
-	if (k < 2 || k > BATCH_MAX || tput_ms < 100 || tput_ms > 60000) {
-		fprintf(stderr, "agreement: -b 2 to %d, -t 100 to 60000\n",
-			BATCH_MAX);
-		return 2;
-	}
-	devs = getenv("SACRED_RXE_DEVS");
-	if (!devs) {
-		fprintf(stderr, "agreement: run in the VM rig (make bench)\n");
-		return 1;
-	}
-	ret = sacred_ctrl_open(&ctrl);
-	if (ret)
-		die("sacred_ctrl_open", ret);
-	for (i = 0; i < NR_MEMS; i++) {
-		struct sacred_mem_params p = {
-			.id = SACRED_MEM_ID_ANY,
-			.cm_port = MEM_PORT,
-			.dev_name = dev,
-		};
+/* The command line: -n SAMPLES, -b BATCH, -t MS. */
+static void parse_args(struct agreement *a, int argc, char **argv)
+{
+	const struct bench_opt opts[] = {
+		BENCH_INT('n', "[-n SAMPLES]", &a->n),
+		BENCH_INT('b', "[-b BATCH]", &a->k),
+		BENCH_INT('t', "[-t MS]", &a->tput_ms),
+	};
 
-		if (!word(devs, i, dev, sizeof(dev)))
-			die("SACRED_RXE_DEVS names fewer than 3 devices",
-			    -EINVAL);
-		ret = sacred_mem_new(ctrl, &p, &mem[i]);
-		if (ret)
-			die("sacred_mem_new", ret);
-		m[i] = (struct sacred_rmem_member){
-			.addr = (struct sockaddr *)&mem[i].addr,
+	a->n = 200;
+	a->k = 16;
+	a->tput_ms = 2000;
+	bench_args("agreement", argc, argv, opts, 3);
+	if (a->n < 1 || a->n > MAXN)
+		a->n = MAXN;
+	if (a->k < 2 || a->k > BATCH_MAX || a->tput_ms < 100 ||
+	    a->tput_ms > 60000)
+		bench_exit(2, "-b 2 to %d, -t 100 to 60000", BATCH_MAX);
+}
+
+/*
+ * The memories and every region on them: a PMP and a Disk Paxos instance
+ * per sample, the two logs, the raw region. Then the replicated memory,
+ * the logs and the Cheap Quorum processes.
+ */
+static void setup(struct agreement *a)
+{
+	int i, ret;
+
+	a->ctrl = bench_ctrl();
+	bench_mems(a->ctrl, NR_MEMS, MEM_PORT, 0, a->mem);
+	for (i = 0; i < NR_MEMS; i++)
+		a->m[i] = (struct sacred_rmem_member){
+			.addr = (struct sockaddr *)&a->mem[i].addr,
 		};
-	}
-	for (i = 0; i < n; i++) {
-		region_everywhere(ctrl, mem, PMP_BASE + i, 4096,
+	for (i = 0; i < a->n; i++) {
+		region_everywhere(a->ctrl, a->mem, PMP_BASE + i, 4096,
 				  SACRED_POLICY_EXCLUSIVE_WRITER);
-		grant(ctrl, mem, PMP_BASE + i);
-		region_everywhere(ctrl, mem, DISK_BASE + i, 4096,
+		grant(a->ctrl, a->mem, PMP_BASE + i);
+		region_everywhere(a->ctrl, a->mem, DISK_BASE + i, 4096,
 				  SACRED_POLICY_STATIC);
 	}
 	/* Sizes as struct sacred_log_attr documents them, rounded up. */
-	region_everywhere(ctrl, mem, LOG_REGION, 12 << 20,
+	region_everywhere(a->ctrl, a->mem, LOG_REGION, 12 << 20,
 			  SACRED_POLICY_EXCLUSIVE_WRITER);
-	region_everywhere(ctrl, mem, HB_REGION, 4096, SACRED_POLICY_STATIC);
-	region_everywhere(ctrl, mem, BLOG_REGION,
-			  (3ULL * 4096 * 2 * (k * CMD_LEN + 64) + 4096 + 4095) &
-			  ~4095ULL, SACRED_POLICY_EXCLUSIVE_WRITER);
-	region_everywhere(ctrl, mem, BHB_REGION, 4096, SACRED_POLICY_STATIC);
-	region_everywhere(ctrl, mem, RAW_REGION, 4096, SACRED_POLICY_STATIC);
+	region_everywhere(a->ctrl, a->mem, HB_REGION, 4096,
+			  SACRED_POLICY_STATIC);
+	region_everywhere(a->ctrl, a->mem, BLOG_REGION,
+			  (3ULL * 4096 * 2 * (a->k * CMD_LEN + 64) + 4096 +
+			   4095) & ~4095ULL, SACRED_POLICY_EXCLUSIVE_WRITER);
+	region_everywhere(a->ctrl, a->mem, BHB_REGION, 4096,
+			  SACRED_POLICY_STATIC);
+	region_everywhere(a->ctrl, a->mem, RAW_REGION, 4096,
+			  SACRED_POLICY_STATIC);
 
-	ret = sacred_rmem_create(&ra, &rm);
+	ret = sacred_rmem_create(&a->ra, &a->rm);
 	if (ret)
 		die("sacred_rmem_create", ret);
-	ret = sacred_rmem_attach(rm, RAW_REGION, NULL);
+	ret = sacred_rmem_attach(a->rm, RAW_REGION, NULL);
 	if (ret)
 		die("attaching the raw region", ret);
-	la.rm = rm;
-	lb = la;
-	lb.log_region = BLOG_REGION;
-	lb.hb_region = BHB_REGION;
-	lb.capacity = 4096;
-	lb.entry_max = k * CMD_LEN;
-	ret = open_log(&la, &log);
+	a->la.rm = a->rm;
+	a->lb = a->la;
+	a->lb.log_region = BLOG_REGION;
+	a->lb.hb_region = BHB_REGION;
+	a->lb.capacity = 4096;
+	a->lb.entry_max = a->k * CMD_LEN;
+	ret = open_log(&a->la, &a->log);
 	if (!ret)
-		ret = open_log(&lb, &blog);
+		ret = open_log(&a->lb, &a->blog);
 	if (ret)
 		die("sacred_log_open", ret);
-	c0 = sacred_rmem_conn(rm, 0);
-	cheapq_setup(mem, keydir, 2 * n + 1, th);
-	for (i = 0; i < k; i++)
-		snprintf(batch + i * CMD_LEN, CMD_LEN, "command %d", i);
+	a->c0 = sacred_rmem_conn(a->rm, 0);
+	cheapq_setup(a->mem, a->keydir, 2 * a->n + 1, a->th);
+	for (i = 0; i < a->k; i++)
+		snprintf(a->batch + i * CMD_LEN, CMD_LEN, "command %d", i);
+}
 
-	/* Warm up every path once. */
-	sacred_write(c0, RAW_REGION, 0, &v, sizeof(v));
-	sacred_rmem_write(rm, RAW_REGION, 8, &v, sizeof(v), NULL);
-	sacred_log_propose(log, entry, sizeof(entry), NULL);
-	sacred_log_propose(blog, batch, k * CMD_LEN, NULL);
-	used++;
-	bused++;
-	cheapq_decide(ctrl, mem, CHEAPQ_BASE + CHEAPQ_REGIONS * 2 * n, 0,
-		      &cheapq_bz[0], &cheapq_attr[0]);
-	bench_ed25519(n, sign, verify);
+/* Every path once, untimed; and the Ed25519 rows (no RDMA). */
+static void warm_up(struct agreement *a)
+{
+	double bz, all;
 
-	for (i = 0; i < n; i++) {
-		double t0, t, bz, all;
-		int k2;
+	sacred_write(a->c0, RAW_REGION, 0, &a->one, sizeof(a->one));
+	sacred_rmem_write(a->rm, RAW_REGION, 8, &a->one, sizeof(a->one), NULL);
+	sacred_log_propose(a->log, a->entry, sizeof(a->entry), NULL);
+	sacred_log_propose(a->blog, a->batch, a->k * CMD_LEN, NULL);
+	a->used++;
+	a->bused++;
+	cheapq_decide(a->ctrl, a->mem,
+		      CHEAPQ_BASE + CHEAPQ_REGIONS * 2 * a->n, 0, &bz, &all);
+	bench_ed25519(a->n, a->x[SIGN], a->x[VERIFY]);
+}
 
-		/*
-		 * Not timed: WARM_OPS quorum writes and writes, each after
-		 * the stragglers of the last quorum call. The last row of the
-		 * previous turn, Cheap Quorum's, leaves this thread asleep at
-		 * barriers for milliseconds, and on this rig a thread's first
-		 * operations after a sleep - and the first on a connection
-		 * unused for as long - cost several times one made back to
-		 * back (an 8 B write: 82-85 us first, 27 second, 22 third; a
-		 * quorum write 96 first, 66 second; bench/README.md). Until
-		 * 2026-11-25 these rows were timed first, cold, and
-		 * flattered every ratio to them.
-		 */
-		for (k2 = 0; k2 < WARM_OPS; k2++) {
-			sacred_rmem_write(rm, RAW_REGION, 8, &v, sizeof(v),
-					  NULL);
-			drain(c0);
-			sacred_write(c0, RAW_REGION, 0, &v, sizeof(v));
-		}
-		t0 = now_us();
-		ret = sacred_write(c0, RAW_REGION, 0, &v, sizeof(v));
-		raw[i] = now_us() - t0;
-		if (ret == -EBUSY) {
+/*
+ * Not timed: WARM_OPS quorum writes and writes, each after the stragglers
+ * of the last quorum call. The last row of the previous turn, Cheap
+ * Quorum's, leaves this thread asleep at barriers for milliseconds, and on
+ * this rig a thread's first operations after a sleep - and the first on a
+ * connection unused for as long - cost several times one made back to
+ * back (bench/README.md); timed cold, these rows would flatter every ratio
+ * to them.
+ */
+static void warm_turn(struct agreement *a)
+{
+	int k2;
+
+	for (k2 = 0; k2 < WARM_OPS; k2++) {
+		sacred_rmem_write(a->rm, RAW_REGION, 8, &a->one, sizeof(a->one),
+				  NULL);
+		drain(a->c0);
+		sacred_write(a->c0, RAW_REGION, 0, &a->one, sizeof(a->one));
+	}
+}
+
+/*
+ * Sample @i of the write rows: raw write, 8 B and 80 B quorum writes.
+ * False if the raw write found the connection busy (the turn is taken
+ * again).
+ */
+static bool sample_writes(struct agreement *a, int i)
+{
+	double t0;
+	int ret;
+
+	t0 = now_us();
+	ret = sacred_write(a->c0, RAW_REGION, 0, &a->one, sizeof(a->one));
+	a->x[RAW][i] = now_us() - t0;
+	if (ret == -EBUSY)
+		return false;
+	if (ret)
+		die("sacred_write", ret);
+
+	t0 = now_us();
+	ret = sacred_rmem_write(a->rm, RAW_REGION, 8, &a->one, sizeof(a->one),
+				NULL);
+	a->x[QUORUM][i] = now_us() - t0;
+	if (ret)
+		die("sacred_rmem_write", ret);
+
+	t0 = now_us();
+	ret = sacred_rmem_write(a->rm, RAW_REGION, 64, a->cell,
+				sizeof(a->cell), NULL);
+	a->x[QCELL][i] = now_us() - t0;
+	if (ret)
+		die("sacred_rmem_write", ret);
+	return true;
+}
+
+/* One append to @log of @len bytes, timed; @what names it in errors. */
+static double timed_append(struct sacred_log *log, const void *buf,
+			   size_t len, const char *what)
+{
+	double t0, t;
+	int ret;
+
+	sacred_log_poll(log);
+	t0 = now_us();
+	ret = sacred_log_propose(log, buf, len, NULL);
+	t = now_us() - t0;
+	if (ret)
+		die(what, ret);
+	return t;
+}
+
+/* Sample @i of the Cheap Quorum rows: together, then staggered. */
+static void sample_cheapq(struct agreement *a, int i)
+{
+	double t, bz, all;
+
+	a->x[CHEAPQ_LAT][i] = cheapq_decide(
+		a->ctrl, a->mem, CHEAPQ_BASE + CHEAPQ_REGIONS * 2 * i, 0,
+		&a->x[CHEAPQ_BZ][i], &a->x[CHEAPQ_ATTR][i]);
+	a->x[CHEAPQ_REST][i] = a->x[CHEAPQ_LAT][i] - a->x[CHEAPQ_BZ][i];
+	t = cheapq_decide(a->ctrl, a->mem,
+			  CHEAPQ_BASE + CHEAPQ_REGIONS * (2 * i + 1),
+			  CHEAPQ_STAGGER_US, &bz, &all);
+	a->x[CHEAPQ_SREST][i] = t - bz;
+}
+
+/* The latency rows: one sample of every kind per turn, in turns. */
+static void sample_latency(struct agreement *a)
+{
+	int i;
+
+	for (i = 0; i < a->n; i++) {
+		warm_turn(a);
+		if (!sample_writes(a, i)) {
 			i--;
 			usleep(1000);
 			continue;
 		}
-		if (ret)
-			die("sacred_write", ret);
-
-		t0 = now_us();
-		ret = sacred_rmem_write(rm, RAW_REGION, 8, &v, sizeof(v),
-					NULL);
-		quorum[i] = now_us() - t0;
-		if (ret)
-			die("sacred_rmem_write", ret);
-
-		t0 = now_us();
-		ret = sacred_rmem_write(rm, RAW_REGION, 64, cell,
-					sizeof(cell), NULL);
-		qcell[i] = now_us() - t0;
-		if (ret)
-			die("sacred_rmem_write", ret);
-
-		pmp[i] = decide(rm, SACRED_PMP, PMP_BASE + i);
-		disk[i] = decide(rm, SACRED_DISK_PAXOS, DISK_BASE + i);
-
-		sacred_log_poll(log);
-		t0 = now_us();
-		ret = sacred_log_propose(log, entry, sizeof(entry), NULL);
-		app[i] = now_us() - t0;
-		if (ret)
-			die("sacred_log_propose", ret);
-		used++;
-
-		sacred_log_poll(blog);
-		t0 = now_us();
-		ret = sacred_log_propose(blog, batch, k * CMD_LEN, NULL);
-		bapp[i] = now_us() - t0;
-		if (ret)
-			die("sacred_log_propose (batched)", ret);
-		bused++;
-
-		cheapq_lat[i] = cheapq_decide(
-			ctrl, mem, CHEAPQ_BASE + CHEAPQ_REGIONS * 2 * i, 0,
-			&cheapq_bz[i], &cheapq_attr[i]);
-		cheapq_rest[i] = cheapq_lat[i] - cheapq_bz[i];
-		t = cheapq_decide(ctrl, mem,
-				  CHEAPQ_BASE + CHEAPQ_REGIONS * (2 * i + 1),
-				  CHEAPQ_STAGGER_US, &bz, &all);
-		cheapq_srest[i] = t - bz;
+		a->x[PMP][i] = decide(a->rm, SACRED_PMP, PMP_BASE + i);
+		a->x[DISK][i] = decide(a->rm, SACRED_DISK_PAXOS,
+					DISK_BASE + i);
+		a->x[APP][i] = timed_append(a->log, a->entry,
+					     sizeof(a->entry),
+					     "sacred_log_propose");
+		a->used++;
+		a->x[BAPP][i] = timed_append(a->blog, a->batch,
+					      a->k * CMD_LEN,
+					      "sacred_log_propose (batched)");
+		a->bused++;
+		sample_cheapq(a, i);
 	}
+}
 
-	/*
-	 * Throughput: rounds of 20 back-to-back operations of each kind, in
-	 * turns, until each kind has run tput_ms (or its log is nearly full).
-	 */
-	while (tp[0].us < tput_ms * 1e3 || tp[1].us < tput_ms * 1e3 ||
-	       tp[2].us < tput_ms * 1e3 || tp[3].us < tput_ms * 1e3) {
-		double t0;
-		int j;
+/* 20 back-to-back operations of kind @kind into a->tp[kind]. */
+static void tput_round(struct agreement *a, int kind)
+{
+	double t0;
+	int j, ret = 0;
 
-		if (used + 20 >= la.capacity || bused + 20 >= lb.capacity)
+	if (kind == 2)
+		sacred_log_poll(a->log);
+	else if (kind == 3)
+		sacred_log_poll(a->blog);
+	t0 = now_us();
+	for (j = 0; j < 20 && !ret; j++) {
+		if (kind == 0)
+			ret = sacred_write(a->c0, RAW_REGION, 0, &a->one,
+					   sizeof(a->one));
+		else if (kind == 1)
+			ret = sacred_rmem_write(a->rm, RAW_REGION, 8,
+						&a->one, sizeof(a->one), NULL);
+		else if (kind == 2)
+			ret = sacred_log_propose(a->log, a->entry,
+						 sizeof(a->entry), NULL);
+		else
+			ret = sacred_log_propose(a->blog, a->batch,
+						 a->k * CMD_LEN, NULL);
+	}
+	if (ret)
+		die(kind == 0 ? "sacred_write" : kind == 1 ?
+		    "sacred_rmem_write" : kind == 2 ? "sacred_log_propose" :
+		    "sacred_log_propose (batched)", ret);
+	a->tp[kind].us += now_us() - t0;
+	a->tp[kind].ops += kind == 3 ? 20L * a->k : 20;
+}
+
+/*
+ * Throughput: rounds of 20 back-to-back operations of each kind, in
+ * turns, until each kind has run tput_ms (or its log is nearly full).
+ */
+static void sample_throughput(struct agreement *a)
+{
+	double until = a->tput_ms * 1e3;
+	int kind;
+
+	while (a->tp[0].us < until || a->tp[1].us < until ||
+	       a->tp[2].us < until || a->tp[3].us < until) {
+		if (a->used + 20 >= a->la.capacity ||
+		    a->bused + 20 >= a->lb.capacity)
 			break;
-		drain(c0);
-		t0 = now_us();
-		for (j = 0; j < 20; j++) {
-			ret = sacred_write(c0, RAW_REGION, 0, &v, sizeof(v));
-			if (ret)
-				die("sacred_write", ret);
-		}
-		tp[0].us += now_us() - t0;
-		tp[0].ops += 20;
-		t0 = now_us();
-		for (j = 0; j < 20; j++) {
-			ret = sacred_rmem_write(rm, RAW_REGION, 8, &v,
-						sizeof(v), NULL);
-			if (ret)
-				die("sacred_rmem_write", ret);
-		}
-		tp[1].us += now_us() - t0;
-		tp[1].ops += 20;
-		sacred_log_poll(log);
-		t0 = now_us();
-		for (j = 0; j < 20; j++) {
-			ret = sacred_log_propose(log, entry, sizeof(entry),
-						 NULL);
-			if (ret)
-				die("sacred_log_propose", ret);
-		}
-		tp[2].us += now_us() - t0;
-		tp[2].ops += 20;
-		used += 20;
-		sacred_log_poll(blog);
-		t0 = now_us();
-		for (j = 0; j < 20; j++) {
-			ret = sacred_log_propose(blog, batch, k * CMD_LEN,
-						 NULL);
-			if (ret)
-				die("sacred_log_propose (batched)", ret);
-		}
-		tp[3].us += now_us() - t0;
-		tp[3].ops += 20L * k;
-		bused += 20;
+		drain(a->c0);
+		for (kind = 0; kind < 4; kind++)
+			tput_round(a, kind);
+		a->used += 20;
+		a->bused += 20;
 	}
+}
 
-	bench_snapshots(ctrl, mem, rm, &ra, sapp, ssnap, &nsnap, srest);
+/* The first table: latencies, microseconds. */
+static void report_latency(const struct agreement *a)
+{
+	const struct stats *s = a->s;
 
-	s_raw = summarize(raw, n);
-	s_q = summarize(quorum, n);
-	s_qc = summarize(qcell, n);
-	s_pmp = summarize(pmp, n);
-	s_disk = summarize(disk, n);
-	s_app = summarize(app, n);
-	s_bapp = summarize(bapp, n);
-	s_cheapq_lat = summarize(cheapq_lat, n);
-	s_cheapq_attr = summarize(cheapq_attr, n);
-	s_cheapq_bz = summarize(cheapq_bz, n);
-	s_cheapq_rest = summarize(cheapq_rest, n);
-	s_cheapq_srest = summarize(cheapq_srest, n);
-	s_sign = summarize(sign, n);
-	s_verify = summarize(verify, n);
-	s_sapp = summarize(sapp, SNAP_APPENDS);
-	s_ssnap = summarize(ssnap, nsnap);
-	s_srest = summarize(srest, SNAP_RESTORES);
 	printf("# agreement: deciding over three memories, microseconds\n\n");
-	printf("| what | min | median | p99 | n |\n|---|---|---|---|---|\n");
-	stats_row("8 B write RTT (one memory)", s_raw);
-	stats_row("8 B quorum write (2 of 3)", s_q);
-	stats_row("80 B quorum write (a PMP cell)", s_qc);
-	stats_row("PMP decision (fast path)", s_pmp);
-	stats_row("Disk Paxos decision (fast path)", s_disk);
-	stats_row("log append (stable leader)", s_app);
+	stats_head();
+	stats_row("8 B write RTT (one memory)", s[RAW]);
+	stats_row("8 B quorum write (2 of 3)", s[QUORUM]);
+	stats_row("80 B quorum write (a PMP cell)", s[QCELL]);
+	stats_row("PMP decision (fast path)", s[PMP]);
+	stats_row("Disk Paxos decision (fast path)", s[DISK]);
+	stats_row("log append (stable leader)", s[APP]);
 	printf("| log append, %d x %d B commands packed in one entry (client-side batching) | %.1f | %.1f | %.1f | %d |\n",
-	       k, CMD_LEN, s_bapp.min, s_bapp.med, s_bapp.p99, s_bapp.n);
-	stats_row("Cheap Quorum fast path, leader's decision", s_cheapq_lat);
+	       a->k, CMD_LEN, s[BAPP].min, s[BAPP].med, s[BAPP].p99,
+	       s[BAPP].n);
+	stats_row("Cheap Quorum fast path, leader's decision", s[CHEAPQ_LAT]);
 	stats_row("Cheap Quorum fast path, leader's decision: its own signing and verifying (time inside sacred_bz_sign/verify)",
-	    s_cheapq_bz);
+	    s[CHEAPQ_BZ]);
 	stats_row("Cheap Quorum fast path, leader's decision minus its own signing and verifying (per sample)",
-	    s_cheapq_rest);
+	    s[CHEAPQ_REST]);
 	stats_row("Cheap Quorum fast path, leader's decision minus its own signing and verifying, the followers starting 5 ms later (per sample)",
-	    s_cheapq_srest);
-	stats_row("Cheap Quorum fast path, until all three decided", s_cheapq_attr);
+	    s[CHEAPQ_SREST]);
+	stats_row("Cheap Quorum fast path, until all three decided",
+		  s[CHEAPQ_ATTR]);
 	if (cheapq_slow)
 		printf("| Cheap Quorum: process decisions off the fast path (panic, backup) | %d of %d | - | - | - |\n",
-		       cheapq_slow, NR_PROCS * (2 * n + 1));
-	stats_row("Ed25519 sign, 64 B (sacred_bz_sign)", s_sign);
-	stats_row("Ed25519 verify, 64 B (sacred_bz_verify)", s_verify);
+		       cheapq_slow, NR_PROCS * (2 * a->n + 1));
+	stats_row("Ed25519 sign, 64 B (sacred_bz_sign)", s[SIGN]);
+	stats_row("Ed25519 verify, 64 B (sacred_bz_verify)", s[VERIFY]);
+}
+
+static void report_throughput(const struct agreement *a)
+{
+	const struct tput *tp = a->tp;
+	int i;
 
 	printf("\n## Throughput\n\n");
 	printf("One client thread, back-to-back operations (each waits for the last), rounds of 20 of each kind in turns. A batched entry counts as %d commands.\n\n",
-	       k);
+	       a->k);
 	printf("| operation | ops/s | operations | seconds |\n|---|---|---|---|\n");
 	for (i = 0; i < 4; i++) {
 		char what[96];
@@ -943,53 +909,119 @@ int main(int argc, char **argv)
 		if (i == 3)
 			snprintf(what, sizeof(what),
 				 "log append, %d commands per entry (client-packed), commands/s",
-				 k);
+				 a->k);
 		printf("| %s | %.0f | %ld | %.2f |\n", i == 3 ? what : tp[i].what,
 		       tp[i].us > 0 ? tp[i].ops / (tp[i].us / 1e6) : 0.0,
 		       tp[i].ops, tp[i].us / 1e6);
 	}
+}
 
+static void report_snapshots(struct agreement *a)
+{
 	printf("\n## A log with snapshots\n\n");
 	printf("A window of %d entries of %d B, a state of %d KiB: the leader writes a snapshot every %d appends (in pieces of at most max_io, %d KiB, each to a quorum in order at each memory). Appends back to back (the rows above are taken in turns with other kinds: not comparable). A follower opened again %d times, far behind, the leader polling too: open, restore the newest snapshot, deliver the rest.\n\n",
 	       SNAP_WINDOW, CMD_LEN, SNAP_STATE / 1024, SNAP_WINDOW / 2,
-	       (int)(ra.max_io / 1024), SNAP_RESTORES);
-	printf("| what | min | median | p99 | n |\n|---|---|---|---|---|\n");
-	stats_row("log append with snapshots, every append", s_sapp);
+	       (int)(a->ra.max_io / 1024), SNAP_RESTORES);
+	stats_head();
+	stats_row("log append with snapshots, every append",
+		  summarize(a->sapp, SNAP_APPENDS));
 	stats_row("log append with snapshots, the appends that wrote one first",
-		  s_ssnap);
+		  summarize(a->ssnap, a->nsnap));
 	stats_row("follower opened again: until it delivered everything",
-		  s_srest);
+		  summarize(a->srest, SNAP_RESTORES));
+}
+
+/* A ratio row: | what | measured | target |. */
+static void ratio_row(const char *what, double x, const char *target)
+{
+	printf("| %s | %.2f | %s |\n", what, x, target);
+}
+
+/* The ratios the project targets, and the rig's own. */
+static void report_ratios(const struct agreement *a)
+{
+	const struct stats *s = a->s;
+	const struct tput *tp = a->tp;
 
 	printf("\n| ratio (medians) | measured | target |\n|---|---|---|\n");
-	printf("| PMP / write RTT | %.2f | <= 1.3 |\n", s_pmp.med / s_raw.med);
-	printf("| quorum write / write RTT (the rig's floor) | %.2f | - |\n",
-	       s_q.med / s_raw.med);
-	printf("| PMP / 80 B quorum write | %.2f | - |\n",
-	       s_pmp.med / s_qc.med);
-	printf("| log append / write RTT | %.2f | - |\n",
-	       s_app.med / s_raw.med);
-	printf("| Disk Paxos / PMP | %.2f | >= 1.7 |\n",
-	       s_disk.med / s_pmp.med);
-	printf("| Cheap Quorum leader / PMP | %.2f | <= 1.5 |\n",
-	       s_cheapq_lat.med / s_pmp.med);
-	printf("| Cheap Quorum leader excluding its own signing and verifying (their time subtracted per sample) / PMP | %.2f | <= 1.5 |\n",
-	       s_cheapq_rest.med / s_pmp.med);
-	printf("| Cheap Quorum leader alone (the followers start 5 ms later), excluding its own signing and verifying / PMP | %.2f | - |\n",
-	       s_cheapq_srest.med / s_pmp.med);
-	printf("| batched commands/s / unbatched appends/s | %.2f | - |\n",
-	       tp[3].us > 0 && tp[2].ops ?
-	       (tp[3].ops / tp[3].us) / (tp[2].ops / tp[2].us) : 0.0);
-	printf("| log appends/s / raw write ops/s | %.2f | - |\n",
-	       tp[0].ops && tp[2].us > 0 ?
-	       (tp[2].ops / tp[2].us) / (tp[0].ops / tp[0].us) : 0.0);
-	printf("\nRun: %.0f s in the guest.\n", (now_us() - t_start) / 1e6);
+	ratio_row("PMP / write RTT", s[PMP].med / s[RAW].med, "<= 1.3");
+	ratio_row("quorum write / write RTT (the rig's floor)",
+		  s[QUORUM].med / s[RAW].med, "-");
+	ratio_row("PMP / 80 B quorum write", s[PMP].med / s[QCELL].med, "-");
+	ratio_row("log append / write RTT", s[APP].med / s[RAW].med, "-");
+	ratio_row("Disk Paxos / PMP", s[DISK].med / s[PMP].med, ">= 1.7");
+	ratio_row("Cheap Quorum leader / PMP", s[CHEAPQ_LAT].med / s[PMP].med,
+		  "<= 1.5");
+	ratio_row("Cheap Quorum leader excluding its own signing and verifying (their time subtracted per sample) / PMP",
+		  s[CHEAPQ_REST].med / s[PMP].med, "<= 1.5");
+	ratio_row("Cheap Quorum leader alone (the followers start 5 ms later), excluding its own signing and verifying / PMP",
+		  s[CHEAPQ_SREST].med / s[PMP].med, "-");
+	ratio_row("batched commands/s / unbatched appends/s",
+		  tp[3].us > 0 && tp[2].ops ?
+		  (tp[3].ops / tp[3].us) / (tp[2].ops / tp[2].us) : 0.0, "-");
+	ratio_row("log appends/s / raw write ops/s",
+		  tp[0].ops && tp[2].us > 0 ?
+		  (tp[2].ops / tp[2].us) / (tp[0].ops / tp[0].us) : 0.0, "-");
+}
 
-	cheapq_teardown(keydir, th);
-	sacred_log_close(log);
-	sacred_log_close(blog);
-	sacred_rmem_destroy(rm);
+static void teardown(struct agreement *a)
+{
+	int i;
+
+	cheapq_teardown(a->keydir, a->th);
+	sacred_log_close(a->log);
+	sacred_log_close(a->blog);
+	sacred_rmem_destroy(a->rm);
 	for (i = 0; i < NR_MEMS; i++)
-		sacred_mem_del(ctrl, mem[i].id);
-	sacred_ctrl_close(ctrl);
+		sacred_mem_del(a->ctrl, a->mem[i].id);
+	sacred_ctrl_close(a->ctrl);
+}
+
+int main(int argc, char **argv)
+{
+	static struct agreement a = {
+		.ra = {
+			.process_id = PID(0),
+			.nr_mems = NR_MEMS,
+			.max_io = 65536,
+		},
+		.la = {
+			.log_region = LOG_REGION,
+			.hb_region = HB_REGION,
+			.nr_procs = NR_PROCS,
+			.me = 0,
+			.capacity = 16384,
+			.entry_max = CMD_LEN,
+			.suspect_ms = 1000,
+		},
+		.tp = {
+			{ .what = "8 B write, one memory (raw write ops/s)" },
+			{ .what = "8 B quorum write (2 of 3)" },
+			{ .what = "log append, 1 command per entry" },
+			{ .what = "log append, BATCH commands per entry (client-packed)" },
+		},
+		.one = 1,
+		.entry = "entry",
+		.keydir = "/tmp/agreement-keys.XXXXXX",
+	};
+	int i;
+
+	parse_args(&a, argc, argv);
+	a.ra.mems = a.m;
+	bench_rig_devs();
+	setup(&a);
+	warm_up(&a);
+	sample_latency(&a);
+	sample_throughput(&a);
+	bench_snapshots(a.ctrl, a.mem, a.rm, &a.ra, a.sapp, a.ssnap, &a.nsnap,
+			a.srest);
+	for (i = 0; i < NR_SERIES; i++)
+		a.s[i] = summarize(a.x[i], a.n);
+	report_latency(&a);
+	report_throughput(&a);
+	report_snapshots(&a);
+	report_ratios(&a);
+	bench_footer(" in the guest");
+	teardown(&a);
 	return 0;
 }

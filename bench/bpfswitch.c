@@ -47,12 +47,6 @@ struct side {
 	uint64_t ballot;
 };
 
-static void die(const char *what, int ret)
-{
-	fprintf(stderr, "bpfswitch: %s: %s\n", what, strerror(-ret));
-	exit(1);
-}
-
 static int ask(struct sacred_conn *c, struct side *s, uint32_t access)
 {
 	struct sacred_perm_req req = {
@@ -82,128 +76,85 @@ static int load_prog(const char *path, struct bpf_object **obj)
 	return bpf_program__fd(prog);
 }
 
-int main(int argc, char **argv)
+/*
+ * The regions under test, one per kind on instance @m, each with its two
+ * connected processes; @fd is the program the PROG kind's region runs.
+ */
+static void setup(struct sacred_ctrl *ctrl, const struct sacred_mem_info *m,
+		  int fd, struct side *side)
 {
-	static double sw[NR_KINDS][MAXN], own[NR_KINDS][MAXN];
-	struct sacred_mem_params mp = { .id = SACRED_MEM_ID_ANY,
-					.cm_port = MEM_PORT };
-	char path_buf[512];
-	const char *path = path_buf;
 	struct sacred_acl_entry acl[2] = {
 		{ .process_id = 1, .access = RW },
 		{ .process_id = 2, .access = RW },
 	};
-	struct stats s[NR_KINDS][2];
-	struct side side[NR_KINDS] = {};
 	struct sacred_region_info ri;
-	struct sacred_ctrl *ctrl;
-	struct bpf_object *obj;
-	struct sacred_mem_info m;
-	int n = 300, opt, i, j, k, ret, fd;
-
-	/* By default the example next to this program's tree. */
-	snprintf(path_buf, sizeof(path_buf),
-		 "%.*s../examples/policies/ballot.bpf.o",
-		 (int)(strrchr(argv[0], '/') ? strrchr(argv[0], '/') - argv[0] + 1 : 0),
-		 argv[0]);
-	while ((opt = getopt(argc, argv, "n:p:h")) != -1) {
-		switch (opt) {
-		case 'n':
-			n = atoi(optarg);
-			break;
-		case 'p':
-			path = optarg;
-			break;
-		default:
-			fprintf(stderr, "usage: bpfswitch [-n SAMPLES] [-p PROGRAM.bpf.o]\n");
-			return opt == 'h' ? 0 : 2;
-		}
-	}
-	if (n < 10 || n > MAXN) {
-		fprintf(stderr, "bpfswitch: -n between 10 and %d\n", MAXN);
-		return 2;
-	}
-
-	ret = sacred_ctrl_open(&ctrl);
-	if (ret)
-		die("sacred_ctrl_open", ret);
-	mp.dev_name = getenv("SACRED_BENCH_DEV") ?: "rxe0";
-	ret = sacred_mem_new(ctrl, &mp, &m);
-	if (ret)
-		die("memory add", ret);
-	fd = load_prog(path, &obj);
-	if (fd < 0)
-		die(path, fd);
+	int k, ret;
 
 	for (k = 0; k < NR_KINDS; k++) {
 		ret = k == PROG ?
-		      sacred_region_new_prog(ctrl, m.id, SACRED_REGION_ID_ANY,
+		      sacred_region_new_prog(ctrl, m->id, SACRED_REGION_ID_ANY,
 					     RSIZE, fd, NULL, &ri) :
-		      sacred_region_new(ctrl, m.id, SACRED_REGION_ID_ANY,
+		      sacred_region_new(ctrl, m->id, SACRED_REGION_ID_ANY,
 					RSIZE, SACRED_POLICY_FENCED, &ri);
 		if (ret)
 			die("region add", ret);
 		side[k].region = ri.id;
 		acl[0].process_id = 1 + 2 * k;
 		acl[1].process_id = 2 + 2 * k;
-		ret = sacred_region_set_acl(ctrl, m.id, ri.id, acl, 2);
+		ret = sacred_region_set_acl(ctrl, m->id, ri.id, acl, 2);
 		if (!ret)
-			ret = bench_conn_open(&m.addr, acl[0].process_id,
+			ret = bench_conn_open(&m->addr, acl[0].process_id,
 					      ri.id, &side[k].a);
 		if (!ret)
-			ret = bench_conn_open(&m.addr, acl[1].process_id,
+			ret = bench_conn_open(&m->addr, acl[1].process_id,
 					      ri.id, &side[k].b);
 		if (ret)
 			die("region set up", ret);
 	}
-	/* The regions hold the program now. */
-	bpf_object__close(obj);
+}
 
-	for (i = 0; i < n + 10; i++) {
-		for (j = 0; j < NR_KINDS; j++) {
-			struct side *sd;
-			uint64_t word = 1;
-			double t0;
+/*
+ * One sample of each row on @sd: b takes write (fencing a) and writes; a
+ * comes back; a's revoke+grant into *@sw, then its own grant into *@own.
+ */
+static void sample(struct side *sd, double *sw, double *own)
+{
+	uint64_t word = 1;
+	double t0;
+	int ret;
 
-			/*
-			 * Which goes first alternates: the second of a pair
-			 * meets the first's fenced connection being torn
-			 * down in the kernel's workqueue.
-			 */
-			k = (i + j) % NR_KINDS;
-			sd = &side[k];
+	while (ask(sd->b, sd, RW) ||
+	       sacred_write(sd->b, sd->region, 8, &word, sizeof(word)))
+		if (sacred_conn_reconnect(sd->b))
+			usleep(1000);
+	ret = sacred_conn_reconnect(sd->a);
+	if (ret)
+		die("reconnect", ret);
 
-			/* b takes write (fencing a) and writes; a comes back. */
-			while (ask(sd->b, sd, RW) ||
-			       sacred_write(sd->b, sd->region, 8, &word,
-					    sizeof(word)))
-				if (sacred_conn_reconnect(sd->b))
-					usleep(1000);
-			ret = sacred_conn_reconnect(sd->a);
-			if (ret)
-				die("reconnect", ret);
+	t0 = now_us();
+	ret = ask(sd->a, sd, RW);
+	if (ret)
+		die("revoke+grant", ret);
+	*sw = now_us() - t0;
 
-			t0 = now_us();
-			ret = ask(sd->a, sd, RW);
-			if (ret)
-				die("revoke+grant", ret);
-			if (i >= 10)
-				sw[k][i - 10] = now_us() - t0;
+	ret = ask(sd->a, sd, SACRED_ACCESS_READ);
+	if (ret)
+		die("give write up", ret);
+	t0 = now_us();
+	ret = ask(sd->a, sd, RW);
+	if (ret)
+		die("own grant", ret);
+	*own = now_us() - t0;
+}
 
-			ret = ask(sd->a, sd, SACRED_ACCESS_READ);
-			if (ret)
-				die("give write up", ret);
-			t0 = now_us();
-			ret = ask(sd->a, sd, RW);
-			if (ret)
-				die("own grant", ret);
-			if (i >= 10)
-				own[k][i - 10] = now_us() - t0;
-		}
-	}
+static void report(const char *dev, int n, double sw[][MAXN],
+		   double own[][MAXN])
+{
+	struct stats s[NR_KINDS][2];
+	int k;
 
 	printf("# the switch decided by a program against the built-in policy, one run on %s\n\n",
-	       mp.dev_name);
+	       dev);
 	printf("Microseconds, client-observed; the two regions of one instance measured in turns, %d samples per row after warm-up; 4 KiB regions.\n\n",
 	       n);
 	printf("| operation | policy | min | median | p99 | n |\n");
@@ -211,12 +162,9 @@ int main(int argc, char **argv)
 	for (k = 0; k < NR_KINDS; k++) {
 		s[k][0] = summarize(sw[k], n);
 		s[k][1] = summarize(own[k], n);
-		printf("| revoke+grant (writer fenced) | %s | %.1f | %.1f | %.1f | %d |\n",
-		       kind_name[k], s[k][0].min, s[k][0].med, s[k][0].p99,
-		       s[k][0].n);
-		printf("| grant (own access) | %s | %.1f | %.1f | %.1f | %d |\n",
-		       kind_name[k], s[k][1].min, s[k][1].med, s[k][1].p99,
-		       s[k][1].n);
+		stats_row2("revoke+grant (writer fenced)", kind_name[k],
+			   s[k][0]);
+		stats_row2("grant (own access)", kind_name[k], s[k][1]);
 	}
 	printf("\n## Ratios (medians)\n\n");
 	printf("| ratio | value | target |\n|---|---|---|\n");
@@ -224,6 +172,58 @@ int main(int argc, char **argv)
 	       s[PROG][0].med / s[BUILTIN][0].med);
 	printf("| own grant, bpf / built-in | %.3f | <= 1.05 |\n",
 	       s[PROG][1].med / s[BUILTIN][1].med);
+}
+
+int main(int argc, char **argv)
+{
+	static double sw[NR_KINDS][MAXN], own[NR_KINDS][MAXN];
+	char path_buf[512];
+	const char *path = path_buf;
+	struct side side[NR_KINDS] = {};
+	int n = 300, i, j, k, fd;
+	const struct bench_opt opts[] = {
+		BENCH_INT('n', "[-n SAMPLES]", &n),
+		BENCH_STR('p', "[-p PROGRAM.bpf.o]", &path),
+	};
+	struct sacred_ctrl *ctrl;
+	struct bpf_object *obj;
+	struct sacred_mem_info m;
+	double t_sw, t_own;
+
+	/* By default the example next to this program's tree. */
+	snprintf(path_buf, sizeof(path_buf),
+		 "%.*s../examples/policies/ballot.bpf.o",
+		 (int)(strrchr(argv[0], '/') ? strrchr(argv[0], '/') - argv[0] + 1 : 0),
+		 argv[0]);
+	bench_args("bpfswitch", argc, argv, opts, 2);
+	if (n < 10 || n > MAXN)
+		bench_exit(2, "-n between 10 and %d", MAXN);
+
+	ctrl = bench_ctrl();
+	bench_mem(ctrl, MEM_PORT, 0, &m);
+	fd = load_prog(path, &obj);
+	if (fd < 0)
+		die(path, fd);
+	setup(ctrl, &m, fd, side);
+	/* The regions hold the program now. */
+	bpf_object__close(obj);
+
+	/*
+	 * Which goes first alternates: the second of a pair meets the
+	 * first's fenced connection being torn down in the kernel's
+	 * workqueue. The first 10 rounds are warm-up.
+	 */
+	for (i = 0; i < n + 10; i++) {
+		for (j = 0; j < NR_KINDS; j++) {
+			k = (i + j) % NR_KINDS;
+			sample(&side[k], &t_sw, &t_own);
+			if (i >= 10) {
+				sw[k][i - 10] = t_sw;
+				own[k][i - 10] = t_own;
+			}
+		}
+	}
+	report(bench_dev(), n, sw, own);
 
 	for (k = 0; k < NR_KINDS; k++) {
 		sacred_conn_destroy(side[k].a);

@@ -90,33 +90,10 @@ struct msg {
 	uint64_t raised, half, lowered;
 };
 
-static void die(const char *what, int ret)
-{
-	fprintf(stderr, "failover: %s: %s\n", what, strerror(-ret));
-	exit(1);
-}
-
-static void region_everywhere(struct sacred_ctrl *ctrl,
-			      const struct sacred_mem_info *mem, uint32_t id,
-			      uint64_t size, uint8_t policy)
-{
-	struct sacred_acl_entry acl[NR_PROCS];
-	int i, ret;
-
-	for (i = 0; i < NR_PROCS; i++)
-		acl[i] = (struct sacred_acl_entry){ .process_id = PID(i),
-						    .access = RW };
-	for (i = 0; i < NR_MEMS; i++) {
-		/* One incarnation: one tag on every memory. */
-		ret = sacred_region_new_tagged(ctrl, mem[i].id, id, size,
-					       policy, BENCH_TAG(id), NULL);
-		if (!ret)
-			ret = sacred_region_set_acl(ctrl, mem[i].id, id, acl,
-						    NR_PROCS);
-		if (ret)
-			die("creating regions", ret);
-	}
-}
+/* A region on every memory, read-write for the three processes. */
+#define region_everywhere(ctrl, mem, id, size, policy) \
+	bench_region_everywhere(ctrl, mem, NR_MEMS, id, size, policy, \
+				PID(0), NR_PROCS)
 
 static void send_msg(int fd, const struct msg *m)
 {
@@ -406,191 +383,177 @@ static void report_cycle(const struct round *r, int done, int rounds,
 		       rounds);
 }
 
+/* The trials: times from the kill, microseconds, one per trial done. */
+struct trials {
+	int want;	/* -t */
+	int run, done, failed;
+	double sus[2 * MAX_TRIALS], lead[2 * MAX_TRIALS],
+	       com[2 * MAX_TRIALS];
+	int who[2 * MAX_TRIALS];
+	int by[NR_PROCS];	/* how often each became the new leader */
+};
+
+/*
+ * Trial @t on fresh regions: spawn the three processes, kill P0 once all
+ * are ready, note what the one that took over reports. False if none did
+ * within 60 s.
+ */
+static bool trial(struct sacred_ctrl *ctrl, const struct sacred_mem_info *mem,
+		  const struct cfg *cfg, int t, struct trials *tr)
+{
+	uint32_t region = REGION_BASE + 2 * t;
+	pid_t pid[NR_PROCS];
+	struct pollfd pfd;
+	struct msg msg;
+	int fds[2], ready = 0, i;
+	double t_kill = 0, deadline;
+	bool got = false;
+
+	region_everywhere(ctrl, mem, region, 4 << 20,
+			  SACRED_POLICY_EXCLUSIVE_WRITER);
+	region_everywhere(ctrl, mem, region + 1, 4096, SACRED_POLICY_STATIC);
+	if (pipe(fds))
+		die("pipe", -errno);
+	for (i = 0; i < NR_PROCS; i++)
+		pid[i] = spawn(mem, i, region, cfg, fds);
+	close(fds[1]);
+	pfd = (struct pollfd){ .fd = fds[0], .events = POLLIN };
+	deadline = now_us() + 60e6;
+	while (!got && now_us() < deadline) {
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		if (read(fds[0], &msg, sizeof(msg)) != sizeof(msg))
+			break;
+		if (!msg.kind && !t_kill && ++ready == NR_PROCS) {
+			t_kill = now_us();
+			kill(pid[0], SIGKILL);
+		} else if (msg.kind && t_kill) {
+			tr->sus[tr->done] = msg.suspect - t_kill;
+			tr->lead[tr->done] = msg.leader - t_kill;
+			tr->com[tr->done] = msg.commit - t_kill;
+			tr->who[tr->done] = msg.who;
+			tr->by[msg.who]++;
+			tr->done++;
+			got = true;
+		}
+	}
+	if (!got)
+		fprintf(stderr, "failover: trial %d: no new commit (%d of %d ready)\n",
+			t, ready, NR_PROCS);
+	for (i = 0; i < NR_PROCS; i++) {
+		kill(pid[i], SIGKILL);
+		waitpid(pid[i], NULL, 0);
+	}
+	close(fds[0]);
+	for (i = 0; i < NR_MEMS; i++) {
+		sacred_region_del(ctrl, mem[i].id, region);
+		sacred_region_del(ctrl, mem[i].id, region + 1);
+	}
+	return got;
+}
+
+/* The phases' tables, in milliseconds. */
+static void report_trials(struct trials *tr, const struct cfg *cfg)
+{
+	static double dlead[2 * MAX_TRIALS], dcom[2 * MAX_TRIALS];
+	int i;
+
+	printf("Three processes, three memories; the leader (P0, appending every 0.5 ms) is SIGKILLed; times from the kill to what the process that took over saw. Heartbeat every %d ms, suspicion after %d ms without one (struct sacred_log_attr); followers poll every 1 ms. %d trials, %d of them without a new commit within 60 s (not in the table); new leader P1 %d times, P2 %d times.\n\n",
+	       cfg->hb_ms, cfg->suspect_ms, tr->run, tr->failed, tr->by[1],
+	       tr->by[2]);
+	if (!tr->done)
+		return;
+	for (i = 0; i < tr->done; i++) {
+		dlead[i] = tr->lead[i] - tr->sus[i];
+		dcom[i] = tr->com[i] - tr->sus[i];
+	}
+	printf("| phase (from the kill) | min | median | p99 | max | n |\n");
+	printf("|---|---|---|---|---|---|\n");
+	report("suspected: the poll that names it leader begins", tr->sus,
+	       tr->done);
+	report("leader: takeover done", tr->lead, tr->done);
+	report("first new commit (fail-over time)", tr->com, tr->done);
+	printf("\n| after the suspicion | min | median | p99 | max | n |\n");
+	printf("|---|---|---|---|---|---|\n");
+	report("takeover (suspected to leader)", dlead, tr->done);
+	report("takeover and first commit", dcom, tr->done);
+}
+
+/*
+ * Every trial, in the order run, from @each (copied before report()
+ * sorted the series): the distribution scripts/bench-report plots
+ * (failover.png).
+ */
+static void report_each_trial(const struct trials *tr, double each[][3])
+{
+	int i;
+
+	printf("\n## Each trial\n\n");
+	printf("| trial | new leader | suspected | leader | first new commit |\n");
+	printf("|---|---|---|---|---|\n");
+	for (i = 0; i < tr->done; i++)
+		printf("| %d | P%d | %.1f | %.1f | %.1f |\n", i + 1,
+		       tr->who[i], each[i][0] / 1e3, each[i][1] / 1e3,
+		       each[i][2] / 1e3);
+}
+
 int main(int argc, char **argv)
 {
-	static double sus[2 * MAX_TRIALS], lead[2 * MAX_TRIALS],
-		      com[2 * MAX_TRIALS], dlead[2 * MAX_TRIALS],
-		      dcom[2 * MAX_TRIALS], trial[2 * MAX_TRIALS][3];
-	static int who[2 * MAX_TRIALS];
+	static struct trials tr = { .want = 20 };
+	static double each[2 * MAX_TRIALS][3];
 	static struct round rnd[MAX_ROUNDS];
 	struct sacred_mem_info mem[NR_MEMS];
-	int trials = 20, suspect_ms = 200, hb_ms = 10, opt, i, t, ret;
-	int done = 0, failed = 0, by[NR_PROCS] = { 0 };
-	int rounds = 8, period_ms = 18000, calm = 0, cycled = 0;
-	struct cfg cfg;
+	struct cfg cfg = { .suspect_ms = 200, .hb_ms = 10, .append_us = 500 };
+	int rounds = 8, period_ms = 18000, cycled = 0, i;
+	const struct bench_opt opts[] = {
+		BENCH_INT('t', "[-t TRIALS]", &tr.want),
+		BENCH_INT('s', "[-s SUSPECT_MS]", &cfg.suspect_ms),
+		BENCH_INT('b', "[-b HB_PERIOD_MS]", &cfg.hb_ms),
+		BENCH_INT('c', "[-c ROUNDS]", &rounds),
+		BENCH_INT('p', "[-p PERIOD_MS]", &period_ms),
+		BENCH_INT('C', "[-C CALM_TIMEOUTS]", &cfg.calm),
+	};
 	struct sacred_ctrl *ctrl;
-	const char *devs;
-	char dev[64];
-	double t_start = now_us();
 
-	while ((opt = getopt(argc, argv, "t:s:b:c:p:C:h")) != -1) {
-		switch (opt) {
-		case 't':
-			trials = atoi(optarg);
-			break;
-		case 's':
-			suspect_ms = atoi(optarg);
-			break;
-		case 'b':
-			hb_ms = atoi(optarg);
-			break;
-		case 'c':
-			rounds = atoi(optarg);
-			break;
-		case 'p':
-			period_ms = atoi(optarg);
-			break;
-		case 'C':
-			calm = atoi(optarg);
-			break;
-		default:
-			fprintf(stderr, "usage: failover [-t TRIALS] [-s SUSPECT_MS] [-b HB_PERIOD_MS] [-c ROUNDS] [-p PERIOD_MS] [-C CALM_TIMEOUTS]\n");
-			return opt == 'h' ? 0 : 2;
-		}
-	}
+	bench_args("failover", argc, argv, opts, 6);
 	/* The cycle's entries (one every CYCLE_APPEND_US) fit the log. */
-	if (trials < 0 || trials > MAX_TRIALS || suspect_ms < 1 ||
-	    hb_ms < 1 || hb_ms >= suspect_ms || rounds < 0 ||
-	    rounds > MAX_ROUNDS || (!trials && !rounds) || calm < 0 ||
+	if (tr.want < 0 || tr.want > MAX_TRIALS || cfg.suspect_ms < 1 ||
+	    cfg.hb_ms < 1 || cfg.hb_ms >= cfg.suspect_ms || rounds < 0 ||
+	    rounds > MAX_ROUNDS || (!tr.want && !rounds) || cfg.calm < 0 ||
 	    period_ms < 1000 || period_ms > 600000 ||
 	    (double)rounds * (period_ms * 1e3 + 2e6) / CYCLE_APPEND_US >
-	    CAPACITY / 2) {
-		fprintf(stderr, "failover: -t 0 to %d, -c 0 to %d (not both 0), 0 < -b < -s, -C >= 0, -p 1000 to 600000, -c x (-p + 2000) <= %d s\n",
-			MAX_TRIALS, MAX_ROUNDS,
-			CAPACITY / 2 * (CYCLE_APPEND_US / 1000) / 1000);
-		return 2;
-	}
-	cfg = (struct cfg){
-		.suspect_ms = suspect_ms,
-		.hb_ms = hb_ms,
-		.calm = calm,
-		.append_us = 500,
-	};
-	devs = getenv("SACRED_RXE_DEVS");
-	if (!devs) {
-		fprintf(stderr, "failover: run in the VM rig (make bench)\n");
-		return 1;
-	}
-	ret = sacred_ctrl_open(&ctrl);
-	if (ret)
-		die("sacred_ctrl_open", ret);
-	for (i = 0; i < NR_MEMS; i++) {
-		struct sacred_mem_params p = {
-			.id = SACRED_MEM_ID_ANY,
-			.cm_port = MEM_PORT,
-			.dev_name = dev,
-			.mem_cap = 1ULL << 30,
-		};
-
-		if (!word(devs, i, dev, sizeof(dev)))
-			die("SACRED_RXE_DEVS names fewer than 3 devices",
-			    -EINVAL);
-		ret = sacred_mem_new(ctrl, &p, &mem[i]);
-		if (ret)
-			die("sacred_mem_new", ret);
-	}
+	    CAPACITY / 2)
+		bench_exit(2, "-t 0 to %d, -c 0 to %d (not both 0), 0 < -b < -s, -C >= 0, -p 1000 to 600000, -c x (-p + 2000) <= %d s",
+			   MAX_TRIALS, MAX_ROUNDS,
+			   CAPACITY / 2 * (CYCLE_APPEND_US / 1000) / 1000);
+	bench_rig_devs();
+	ctrl = bench_ctrl();
+	bench_mems(ctrl, NR_MEMS, MEM_PORT, 1ULL << 30, mem);
 	fflush(stdout);
 
-	for (t = 0; done < trials && t < 2 * trials; t++) {
-		uint32_t region = REGION_BASE + 2 * t;
-		pid_t pid[NR_PROCS];
-		struct pollfd pfd;
-		struct msg msg;
-		int fds[2], ready = 0;
-		double t_kill = 0, deadline;
-		bool got = false;
-
-		region_everywhere(ctrl, mem, region, 4 << 20,
-				  SACRED_POLICY_EXCLUSIVE_WRITER);
-		region_everywhere(ctrl, mem, region + 1, 4096,
-				  SACRED_POLICY_STATIC);
-		if (pipe(fds))
-			die("pipe", -errno);
-		for (i = 0; i < NR_PROCS; i++)
-			pid[i] = spawn(mem, i, region, &cfg, fds);
-		close(fds[1]);
-		pfd = (struct pollfd){ .fd = fds[0], .events = POLLIN };
-		deadline = now_us() + 60e6;
-		while (now_us() < deadline) {
-			if (poll(&pfd, 1, 100) <= 0)
-				continue;
-			if (read(fds[0], &msg, sizeof(msg)) != sizeof(msg))
-				break;
-			if (!msg.kind && !t_kill && ++ready == NR_PROCS) {
-				t_kill = now_us();
-				kill(pid[0], SIGKILL);
-			} else if (msg.kind && t_kill) {
-				sus[done] = msg.suspect - t_kill;
-				lead[done] = msg.leader - t_kill;
-				com[done] = msg.commit - t_kill;
-				who[done] = msg.who;
-				by[msg.who]++;
-				done++;
-				got = true;
-				break;
-			}
-		}
-		if (!got) {
-			fprintf(stderr, "failover: trial %d: no new commit (%d of %d ready)\n",
-				t, ready, NR_PROCS);
-			failed++;
-		}
-		for (i = 0; i < NR_PROCS; i++) {
-			kill(pid[i], SIGKILL);
-			waitpid(pid[i], NULL, 0);
-		}
-		close(fds[0]);
-		for (i = 0; i < NR_MEMS; i++) {
-			sacred_region_del(ctrl, mem[i].id, region);
-			sacred_region_del(ctrl, mem[i].id, region + 1);
-		}
-	}
-
+	for (tr.run = 0; tr.done < tr.want && tr.run < 2 * tr.want; tr.run++)
+		if (!trial(ctrl, mem, &cfg, tr.run, &tr))
+			tr.failed++;
 	if (rounds)
 		cycled = cycle(ctrl, mem, &cfg, rounds, period_ms, rnd);
 
-	printf("# failover: leader crash to first new commit, milliseconds\n\n");
-	if (trials)
-		printf("Three processes, three memories; the leader (P0, appending every 0.5 ms) is SIGKILLed; times from the kill to what the process that took over saw. Heartbeat every %d ms, suspicion after %d ms without one (struct sacred_log_attr); followers poll every 1 ms. %d trials, %d of them without a new commit within 60 s (not in the table); new leader P1 %d times, P2 %d times.\n\n",
-		       hb_ms, suspect_ms, t, failed, by[1], by[2]);
-	if (done) {
-		/* Per trial, before report() sorts each series on its own. */
-		for (i = 0; i < done; i++) {
-			dlead[i] = lead[i] - sus[i];
-			dcom[i] = com[i] - sus[i];
-			trial[i][0] = sus[i];
-			trial[i][1] = lead[i];
-			trial[i][2] = com[i];
-		}
-		printf("| phase (from the kill) | min | median | p99 | max | n |\n");
-		printf("|---|---|---|---|---|---|\n");
-		report("suspected: the poll that names it leader begins", sus, done);
-		report("leader: takeover done", lead, done);
-		report("first new commit (fail-over time)", com, done);
-		printf("\n| after the suspicion | min | median | p99 | max | n |\n");
-		printf("|---|---|---|---|---|---|\n");
-		report("takeover (suspected to leader)", dlead, done);
-		report("takeover and first commit", dcom, done);
+	/* Per trial, before report() sorts each series on its own. */
+	for (i = 0; i < tr.done; i++) {
+		each[i][0] = tr.sus[i];
+		each[i][1] = tr.lead[i];
+		each[i][2] = tr.com[i];
 	}
+	printf("# failover: leader crash to first new commit, milliseconds\n\n");
+	if (tr.want)
+		report_trials(&tr, &cfg);
 	if (rounds)
 		report_cycle(rnd, cycled, rounds, period_ms, &cfg);
-	printf("\nRun: %.0f s.\n", (now_us() - t_start) / 1e6);
-	/*
-	 * Every trial, in the order run, after "Run:" (the end of what
-	 * scripts/bench-report copies into its report): the distribution
-	 * it plots (failover.png).
-	 */
-	if (done) {
-		printf("\n## Each trial\n\n");
-		printf("| trial | new leader | suspected | leader | first new commit |\n");
-		printf("|---|---|---|---|---|\n");
-		for (i = 0; i < done; i++)
-			printf("| %d | P%d | %.1f | %.1f | %.1f |\n", i + 1,
-			       who[i], trial[i][0] / 1e3, trial[i][1] / 1e3,
-			       trial[i][2] / 1e3);
-	}
+	/* "Run:" ends what scripts/bench-report copies: each trial after. */
+	bench_footer("");
+	if (tr.done)
+		report_each_trial(&tr, each);
 	for (i = 0; i < NR_MEMS; i++)
 		sacred_mem_del(ctrl, mem[i].id);
 	sacred_ctrl_close(ctrl);
-	return done < trials || cycled < rounds;
+	return tr.done < tr.want || cycled < rounds;
 }

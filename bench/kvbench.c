@@ -51,20 +51,6 @@
 static char dir[64];
 static uint64_t client_id, req_no;
 
-static void die(const char *what, int ret)
-{
-	fprintf(stderr, "kvbench: %s: %s\n", what, strerror(-ret));
-	exit(1);
-}
-
-static void row(const char *what, double *v, int n)
-{
-	struct stats s = summarize(v, n);
-
-	printf("| %s | %.1f | %.1f | %.1f | %d |\n", what, s.min, s.med, s.p99,
-	       n);
-}
-
 /* tools/kv/sacred-kv next to this program's bench/ directory. */
 static const char *kv_binary(void)
 {
@@ -116,95 +102,38 @@ static void op(int kind, int i)
 		die(kind == KV_PUT ? "put" : "get", -EPROTO);
 }
 
-int main(int argc, char **argv)
+/*
+ * The memories, one per rig device, with the log's regions on each, open
+ * to the replicas; their addresses into @mems as sacred-kv's -m takes
+ * them (ADDR:PORT,...).
+ */
+static void setup(struct sacred_ctrl *ctrl, struct sacred_mem_info *mem,
+		  char *mems, size_t len)
 {
-	static double put[MAXN], get[MAXN];
-	struct sacred_mem_info mem[NR_MEMS];
-	struct sacred_acl_entry acl[NR_REPLICAS];
-	char mems[256] = "", devs_w[64], cmd[8192], line[256];
-	double tp_us[2] = { 0, 0 }, t_start = now_us();
-	long tp_ops[2] = { 0, 0 };
-	int n = 200, tput_ms = 2000, opt, i, j, ret;
-	pid_t replica[NR_REPLICAS];
-	struct sacred_ctrl *ctrl;
-	const char *devs, *bin;
-	FILE *f;
+	int i;
 
-	while ((opt = getopt(argc, argv, "n:t:h")) != -1) {
-		switch (opt) {
-		case 'n':
-			n = atoi(optarg);
-			break;
-		case 't':
-			tput_ms = atoi(optarg);
-			break;
-		default:
-			fprintf(stderr, "usage: kvbench [-n SAMPLES] [-t MS]\n");
-			return opt == 'h' ? 0 : 2;
-		}
-	}
-	if (n < 10 || n > MAXN || tput_ms < 100 || tput_ms > 60000) {
-		fprintf(stderr, "kvbench: -n 10 to %d, -t 100 to 60000\n",
-			MAXN);
-		return 2;
-	}
-	devs = getenv("SACRED_RXE_DEVS");
-	bin = kv_binary();
-	if (!devs || access(bin, X_OK)) {
-		fprintf(stderr, "kvbench: needs the VM rig and %s (make bench)\n",
-			bin);
-		return 1;
-	}
-	ret = sacred_ctrl_open(&ctrl);
-	if (ret)
-		die("sacred_ctrl_open", ret);
+	bench_mems(ctrl, NR_MEMS, MEM_PORT, 0, mem);
 	for (i = 0; i < NR_MEMS; i++) {
-		struct sacred_mem_params p = {
-			.id = SACRED_MEM_ID_ANY,
-			.cm_port = MEM_PORT,
-			.dev_name = devs_w,
-		};
 		struct sockaddr_in *sin = (struct sockaddr_in *)&mem[i].addr;
 		char addr[64];
 
-		if (!word(devs, i, devs_w, sizeof(devs_w)))
-			die("SACRED_RXE_DEVS names fewer than 3 devices",
-			    -EINVAL);
-		ret = sacred_mem_new(ctrl, &p, &mem[i]);
-		if (ret)
-			die("sacred_mem_new", ret);
 		inet_ntop(AF_INET, &sin->sin_addr, addr, sizeof(addr));
-		snprintf(mems + strlen(mems), sizeof(mems) - strlen(mems),
-			 "%s%s:%u", i ? "," : "", addr, ntohs(sin->sin_port));
+		snprintf(mems + strlen(mems), len - strlen(mems), "%s%s:%u",
+			 i ? "," : "", addr, ntohs(sin->sin_port));
 	}
-	for (i = 0; i < NR_REPLICAS; i++)
-		acl[i] = (struct sacred_acl_entry){
-			.process_id = PID_BASE + i,
-			.access = RW,
-		};
-	for (i = 0; i < NR_MEMS; i++) {
-		/* entry cells of (sizeof(struct kv_cmd) + 63) & ~7 bytes */
-		ret = sacred_region_new_tagged(ctrl, mem[i].id, LOG_REGION,
-					       12 << 20,
-					       SACRED_POLICY_EXCLUSIVE_WRITER,
-					       BENCH_TAG(LOG_REGION), NULL);
-		if (!ret)
-			ret = sacred_region_set_acl(ctrl, mem[i].id,
-						    LOG_REGION, acl,
-						    NR_REPLICAS);
-		if (!ret)
-			ret = sacred_region_new_tagged(ctrl, mem[i].id,
-						       HB_REGION, 4096,
-						       SACRED_POLICY_STATIC,
-						       BENCH_TAG(HB_REGION),
-						       NULL);
-		if (!ret)
-			ret = sacred_region_set_acl(ctrl, mem[i].id,
-						    HB_REGION, acl,
-						    NR_REPLICAS);
-		if (ret)
-			die("creating regions", ret);
-	}
+	/* entry cells of (sizeof(struct kv_cmd) + 63) & ~7 bytes */
+	bench_region_everywhere(ctrl, mem, NR_MEMS, LOG_REGION, 12 << 20,
+				SACRED_POLICY_EXCLUSIVE_WRITER, PID_BASE,
+				NR_REPLICAS);
+	bench_region_everywhere(ctrl, mem, NR_MEMS, HB_REGION, 4096,
+				SACRED_POLICY_STATIC, PID_BASE, NR_REPLICAS);
+}
+
+/* The three replicas, sacred-kv @bin over the memories @mems, forked. */
+static void start_replicas(const char *bin, const char *mems, pid_t *replica)
+{
+	int i;
+
 	snprintf(dir, sizeof(dir), "/tmp/kvbench-%d", getpid());
 	for (i = 0; i < NR_REPLICAS; i++) {
 		char idx[8], nr[8], base[16], cap[16];
@@ -226,6 +155,78 @@ int main(int argc, char **argv)
 		      "2", "-s", "300", (char *)NULL);
 		_exit(127);
 	}
+}
+
+/*
+ * Rounds of 20 back-to-back puts and 20 gets, in turns, until each kind
+ * has run @tput_ms: time spent into @us[], operations into @ops[].
+ */
+static void throughput(int tput_ms, double *us, long *ops)
+{
+	double t0;
+	int i, j;
+
+	while (us[0] < tput_ms * 1e3 || us[1] < tput_ms * 1e3) {
+		if (req_no + 40 >= CAPACITY - 300)
+			break;	/* leave room for sacred-kv bench */
+		for (j = 0; j < 2; j++) {
+			t0 = now_us();
+			for (i = 0; i < 20; i++)
+				op(j ? KV_GET : KV_PUT, i);
+			us[j] += now_us() - t0;
+			ops[j] += 20;
+		}
+	}
+}
+
+/* `sacred-kv bench 200` against the replicas, its summary quoted. */
+static void quote_kv_bench(const char *bin)
+{
+	char cmd[8192], line[256];
+	FILE *f;
+	int ret;
+
+	snprintf(cmd, sizeof(cmd), "%s -d %s bench 200 sacred-kv-bench 2>&1",
+		 bin, dir);
+	f = popen(cmd, "r");
+	printf("\n`sacred-kv bench 200` (its own client, 200 puts of new keys), its summary:\n\n");
+	while (f && fgets(line, sizeof(line), f)) {
+		int done, of;
+
+		/* Its progress lines ("bench: 100 of 200 puts") are no summary. */
+		if (sscanf(line, "bench: %d of %d puts", &done, &of) == 2)
+			continue;
+		printf("    %s", line);
+	}
+	ret = f ? pclose(f) : -1;
+	printf("\n(exit status %d)\n", ret == -1 ? -1 : WEXITSTATUS(ret));
+}
+
+int main(int argc, char **argv)
+{
+	static double put[MAXN], get[MAXN];
+	struct sacred_mem_info mem[NR_MEMS];
+	char mems[256] = "", cmd[128];
+	double tp_us[2] = { 0, 0 };
+	long tp_ops[2] = { 0, 0 };
+	int n = 200, tput_ms = 2000, i, j;
+	const struct bench_opt opts[] = {
+		BENCH_INT('n', "[-n SAMPLES]", &n),
+		BENCH_INT('t', "[-t MS]", &tput_ms),
+	};
+	pid_t replica[NR_REPLICAS];
+	struct sacred_ctrl *ctrl;
+	const char *bin;
+
+	bench_args("kvbench", argc, argv, opts, 2);
+	if (n < 10 || n > MAXN || tput_ms < 100 || tput_ms > 60000)
+		bench_exit(2, "-n 10 to %d, -t 100 to 60000", MAXN);
+	bin = kv_binary();
+	if (!getenv("SACRED_RXE_DEVS") || access(bin, X_OK))
+		bench_exit(1, "needs the VM rig and %s (make bench)", bin);
+	ctrl = bench_ctrl();
+	setup(ctrl, mem, mems, sizeof(mems));
+	start_replicas(bin, mems, replica);
 	srand(getpid());
 	client_id = ((uint64_t)rand() << 32) ^ rand();
 
@@ -243,47 +244,21 @@ int main(int argc, char **argv)
 		op(KV_GET, i);
 		get[i] = now_us() - t0;
 	}
-	while (tp_us[0] < tput_ms * 1e3 || tp_us[1] < tput_ms * 1e3) {
-		double t0;
-
-		if (req_no + 40 >= CAPACITY - 300)
-			break;	/* leave room for sacred-kv bench */
-		for (j = 0; j < 2; j++) {
-			t0 = now_us();
-			for (i = 0; i < 20; i++)
-				op(j ? KV_GET : KV_PUT, i);
-			tp_us[j] += now_us() - t0;
-			tp_ops[j] += 20;
-		}
-	}
+	throughput(tput_ms, tp_us, tp_ops);
 
 	printf("# kv: sacred-kv put and get, one client, three replicas\n\n");
 	printf("Microseconds, from the request to the answer: a Unix socket to the leading replica, which appends the request (gets too: every request is a log entry) and answers once it is decided. %d of each, in turns, after 10 of warm-up; %d keys.\n\n",
 	       n, NR_KEYS);
-	printf("| what | min | median | p99 | n |\n|---|---|---|---|---|\n");
-	row("put", put, n);
-	row("get", get, n);
+	stats_head();
+	stats_row("put", summarize(put, n));
+	stats_row("get", summarize(get, n));
 	printf("\n| throughput, one client, back-to-back | ops/s | operations | seconds |\n|---|---|---|---|\n");
 	for (j = 0; j < 2; j++)
 		printf("| %s | %.0f | %ld | %.2f |\n", j ? "get" : "put",
 		       tp_us[j] > 0 ? tp_ops[j] / (tp_us[j] / 1e6) : 0.0,
 		       tp_ops[j], tp_us[j] / 1e6);
-
-	snprintf(cmd, sizeof(cmd), "%s -d %s bench 200 sacred-kv-bench 2>&1",
-		 bin, dir);
-	f = popen(cmd, "r");
-	printf("\n`sacred-kv bench 200` (its own client, 200 puts of new keys), its summary:\n\n");
-	while (f && fgets(line, sizeof(line), f)) {
-		int done, of;
-
-		/* Its progress lines ("bench: 100 of 200 puts") are no summary. */
-		if (sscanf(line, "bench: %d of %d puts", &done, &of) == 2)
-			continue;
-		printf("    %s", line);
-	}
-	ret = f ? pclose(f) : -1;
-	printf("\n(exit status %d)\n", ret == -1 ? -1 : WEXITSTATUS(ret));
-	printf("\nRun: %.0f s in the guest.\n", (now_us() - t_start) / 1e6);
+	quote_kv_bench(bin);
+	bench_footer(" in the guest");
 
 	for (i = 0; i < NR_REPLICAS; i++) {
 		kill(replica[i], SIGTERM);
@@ -293,6 +268,6 @@ int main(int argc, char **argv)
 		sacred_mem_del(ctrl, mem[i].id);
 	sacred_ctrl_close(ctrl);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	ret = system(cmd);
-	return 0;
+	/* The sockets' directory; nothing to do if it stays. */
+	return system(cmd) && 0;
 }

@@ -66,17 +66,10 @@
 #define DISK_BASE	3000
 #define CAPACITY	1024
 #define CMD_LEN		64
-#define VALUE_MAX	32
 #define WARM_OPS	2
 #define TIMEOUT_MS	5000
 #define MAXN		500
 #define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
-
-static void die(const char *what, int ret)
-{
-	fprintf(stderr, "multivm: %s: %s\n", what, strerror(-ret));
-	exit(1);
-}
 
 /* Let the third memory's answer to the last quorum call arrive: untimed. */
 static void drain(struct sacred_rmem *rm)
@@ -97,22 +90,11 @@ static void drain(struct sacred_rmem *rm)
  */
 static double decide(struct sacred_rmem *rm, int alg, uint32_t region)
 {
-	struct sacred_pmp_attr a = {
-		.rm = rm,
-		.region_id = region,
-		.alg = alg,
-		.nr_procs = NR_PROCS,
-		.me = 0,
-		.value_max = VALUE_MAX,
-		.timeout_ms = TIMEOUT_MS,
-	};
 	struct sacred_perm_req req = { .region_id = region, .access = RW };
 	struct sacred_rmem_result res;
-	struct sacred_pmp_stats st;
 	struct sacred_pmp *p;
-	char out[VALUE_MAX];
-	size_t len;
-	double t0, t;
+	bool fast;
+	double t;
 	int ret;
 
 	if (alg == SACRED_PMP) {
@@ -123,28 +105,177 @@ static double decide(struct sacred_rmem *rm, int alg, uint32_t region)
 			die("taking write permission on a PMP instance", ret);
 		drain(rm);
 	}
-	ret = sacred_pmp_open(&a, &p);
-	if (ret)
-		die("sacred_pmp_open", ret);
+	p = bench_pmp_open(rm, alg, region, NR_PROCS, TIMEOUT_MS);
 	drain(rm);
-	t0 = now_us();
-	ret = sacred_pmp_propose(p, "value", 6, out, sizeof(out), &len);
-	t = now_us() - t0;
-	if (ret)
-		die("sacred_pmp_propose", ret);
-	sacred_pmp_stats(p, &st);
-	if (!st.fast || len != 6 || memcmp(out, "value", 6))
+	t = bench_propose(p, &fast);
+	if (!fast)
 		die("a decision left the fast path or decided another value",
 		    -EPROTO);
-	sacred_pmp_close(p);
 	return t;
+}
+
+enum series { QUORUM, QCELL, PMP, DISK, APP, NR_SERIES };
+
+/* The samples, in microseconds: one per turn of every kind. */
+struct samples {
+	double raw[NR_MEMS][MAXN];
+	double x[NR_SERIES][MAXN];
+};
+
+/* Connected to every memory, the raw region attached, leading the log. */
+static void setup(struct sacred_rmem_attr *ra, struct sacred_rmem **rm,
+		  struct sacred_log_attr *la, struct sacred_log **log)
+{
+	unsigned int k;
+	int ret;
+
+	ret = sacred_rmem_create(ra, rm);
+	if (ret)
+		die("sacred_rmem_create", ret);
+	for (k = 0; k < NR_MEMS; k++)
+		if (!sacred_rmem_conn(*rm, k) ||
+		    sacred_conn_broken(sacred_rmem_conn(*rm, k)))
+			die("connecting to every memory", -ENOTCONN);
+	ret = sacred_rmem_attach(*rm, RAW_REGION, NULL);
+	if (ret)
+		die("attaching the raw region", ret);
+	la->rm = *rm;
+	ret = sacred_log_open(la, log);
+	if (ret)
+		die("sacred_log_open", ret);
+	while (!sacred_log_is_leader(*log)) {
+		sacred_log_poll(*log);
+		usleep(1000);
+	}
+}
+
+/* Every path once, untimed. */
+static void warm_up(struct sacred_rmem *rm, struct sacred_log *log)
+{
+	char entry[CMD_LEN] = "entry";
+	uint64_t v = 1;
+	unsigned int k;
+	int ret = 0;
+
+	for (k = 0; k < NR_MEMS && !ret; k++)
+		ret = sacred_write(sacred_rmem_conn(rm, k), RAW_REGION, 0, &v,
+				   sizeof(v));
+	if (!ret)
+		ret = sacred_rmem_write(rm, RAW_REGION, 8, &v, sizeof(v),
+					NULL);
+	if (ret)
+		die("warming up", ret);
+	ret = sacred_log_propose(log, entry, sizeof(entry), NULL);
+	if (ret)
+		die("sacred_log_propose", ret);
+	drain(rm);
+}
+
+/* A quorum write of @len bytes at @off, timed, its stragglers drained. */
+static double timed_quorum_write(struct sacred_rmem *rm, uint64_t off,
+				 const void *buf, size_t len)
+{
+	double t0 = now_us(), t;
+	int ret;
+
+	ret = sacred_rmem_write(rm, RAW_REGION, off, buf, len, NULL);
+	t = now_us() - t0;
+	if (ret)
+		die("sacred_rmem_write", ret);
+	drain(rm);
+	return t;
+}
+
+/* Turn @i: WARM_OPS untimed writes, then one sample of every kind. */
+static void sample_turn(struct sacred_rmem *rm, struct sacred_log *log,
+			int i, struct samples *sm)
+{
+	static const uint8_t cell[80];
+	char entry[CMD_LEN] = "entry";
+	uint64_t v = 1;
+	unsigned int k;
+	double t0;
+	int w, ret = 0;
+
+	/* Untimed: see the comment at the top. */
+	for (w = 0; w < WARM_OPS && !ret; w++) {
+		ret = sacred_rmem_write(rm, RAW_REGION, 8, &v, sizeof(v), NULL);
+		drain(rm);
+	}
+	if (ret)
+		die("sacred_rmem_write (warm-up)", ret);
+	for (k = 0; k < NR_MEMS; k++) {
+		struct sacred_conn *c = sacred_rmem_conn(rm, k);
+
+		ret = sacred_write(c, RAW_REGION, 0, &v, sizeof(v));
+		if (ret)
+			die("sacred_write (warm-up)", ret);
+		t0 = now_us();
+		ret = sacred_write(c, RAW_REGION, 0, &v, sizeof(v));
+		sm->raw[k][i] = now_us() - t0;
+		if (ret)
+			die("sacred_write", ret);
+	}
+	sm->x[QUORUM][i] = timed_quorum_write(rm, 8, &v, sizeof(v));
+	sm->x[QCELL][i] = timed_quorum_write(rm, 64, cell, sizeof(cell));
+	sm->x[PMP][i] = decide(rm, SACRED_PMP, PMP_BASE + i);
+	drain(rm);
+	sm->x[DISK][i] = decide(rm, SACRED_DISK_PAXOS, DISK_BASE + i);
+	drain(rm);
+
+	sacred_log_poll(log);
+	drain(rm);
+	t0 = now_us();
+	ret = sacred_log_propose(log, entry, sizeof(entry), NULL);
+	sm->x[APP][i] = now_us() - t0;
+	if (ret)
+		die("sacred_log_propose", ret);
+	drain(rm);
+}
+
+static void report(struct samples *sm, int n)
+{
+	struct stats raw[NR_MEMS], s[NR_SERIES];
+	unsigned int fastest = 0, k;
+	char what[64];
+
+	for (k = 0; k < NR_MEMS; k++) {
+		raw[k] = summarize(sm->raw[k], n);
+		if (raw[k].med < raw[fastest].med)
+			fastest = k;
+	}
+	for (k = 0; k < NR_SERIES; k++)
+		s[k] = summarize(sm->x[k], n);
+
+	printf("# multivm: deciding over three memories on three VMs, microseconds\n\n");
+	stats_head();
+	for (k = 0; k < NR_MEMS; k++) {
+		snprintf(what, sizeof(what), "8 B write RTT, memory %u alone",
+			 k);
+		stats_row(what, raw[k]);
+	}
+	stats_row("8 B quorum write (2 of 3)", s[QUORUM]);
+	stats_row("80 B quorum write (a PMP cell)", s[QCELL]);
+	stats_row("PMP decision (fast path)", s[PMP]);
+	stats_row("Disk Paxos decision (fast path)", s[DISK]);
+	stats_row("log append (stable leader)", s[APP]);
+
+	printf("\n| ratio (medians) | measured | target |\n|---|---|---|\n");
+	printf("| PMP / write RTT (the fastest memory's, %u) | %.2f | <= 1.3 |\n",
+	       fastest, s[PMP].med / raw[fastest].med);
+	printf("| quorum write / write RTT (the rig's floor) | %.2f | - |\n",
+	       s[QUORUM].med / raw[fastest].med);
+	printf("| PMP / 80 B quorum write | %.2f | - |\n",
+	       s[PMP].med / s[QCELL].med);
+	printf("| log append / write RTT | %.2f | - |\n",
+	       s[APP].med / raw[fastest].med);
+	printf("| Disk Paxos / PMP | %.2f | >= 1.7 |\n",
+	       s[DISK].med / s[PMP].med);
 }
 
 int main(int argc, char **argv)
 {
-	static double raw[NR_MEMS][MAXN], quorum[MAXN], qcell[MAXN],
-		      pmp[MAXN], disk[MAXN], app[MAXN];
-	static uint8_t cell[80];
+	static struct samples sm;
 	struct sockaddr_in addrs[NR_MEMS];
 	struct sacred_rmem_member m[NR_MEMS];
 	struct sacred_rmem_attr ra = {
@@ -162,159 +293,26 @@ int main(int argc, char **argv)
 		.entry_max = CMD_LEN,
 		.suspect_ms = 1000,
 	};
-	struct stats s_raw[NR_MEMS], s_q, s_qc, s_pmp, s_disk, s_app;
+	int n = 100, i;
+	const struct bench_opt opts[] = {
+		BENCH_INT('n', "[-n SAMPLES]", &n),
+	};
 	struct sacred_rmem *rm;
 	struct sacred_log *log;
-	char entry[CMD_LEN] = "entry";
-	unsigned int fastest = 0, k;
-	double t0, t_start = now_us();
-	uint64_t v = 1;
-	int n = 100, opt, i, w, ret;
 
-	while ((opt = getopt(argc, argv, "n:h")) != -1) {
-		switch (opt) {
-		case 'n':
-			n = atoi(optarg);
-			break;
-		default:
-			fprintf(stderr, "usage: multivm [-n SAMPLES]\n");
-			return opt == 'h' ? 0 : 2;
-		}
-	}
+	bench_args("multivm", argc, argv, opts, 1);
 	/* The log holds the appends and the warm-up's. */
-	if (n < 1 || n > MAXN || n + 2 > CAPACITY) {
-		fprintf(stderr, "multivm: -n 1 to %d\n", MAXN);
-		return 2;
-	}
-	if (multivm_members(addrs, m, NR_MEMS, TIMEOUT_MS)) {
-		fprintf(stderr, "multivm: run by scripts/vm-multi --bench (SACRED_MULTIVM_MEMS: three IPv4 addresses; SACRED_MULTIVM_PORT)\n");
-		return 1;
-	}
+	if (n < 1 || n > MAXN || n + 2 > CAPACITY)
+		bench_exit(2, "-n 1 to %d", MAXN);
+	if (multivm_members(addrs, m, NR_MEMS, TIMEOUT_MS))
+		bench_exit(1, "run by scripts/vm-multi --bench (SACRED_MULTIVM_MEMS: three IPv4 addresses; SACRED_MULTIVM_PORT)");
 
-	ret = sacred_rmem_create(&ra, &rm);
-	if (ret)
-		die("sacred_rmem_create", ret);
-	for (k = 0; k < NR_MEMS; k++)
-		if (!sacred_rmem_conn(rm, k) ||
-		    sacred_conn_broken(sacred_rmem_conn(rm, k)))
-			die("connecting to every memory", -ENOTCONN);
-	ret = sacred_rmem_attach(rm, RAW_REGION, NULL);
-	if (ret)
-		die("attaching the raw region", ret);
-	la.rm = rm;
-	ret = sacred_log_open(&la, &log);
-	if (ret)
-		die("sacred_log_open", ret);
-	while (!sacred_log_is_leader(log)) {
-		sacred_log_poll(log);
-		usleep(1000);
-	}
-
-	/* Warm up every path once. */
-	for (k = 0; k < NR_MEMS && !ret; k++)
-		ret = sacred_write(sacred_rmem_conn(rm, k), RAW_REGION, 0, &v,
-				   sizeof(v));
-	if (!ret)
-		ret = sacred_rmem_write(rm, RAW_REGION, 8, &v, sizeof(v),
-					NULL);
-	if (ret)
-		die("warming up", ret);
-	ret = sacred_log_propose(log, entry, sizeof(entry), NULL);
-	if (ret)
-		die("sacred_log_propose", ret);
-	drain(rm);
-
-	for (i = 0; i < n; i++) {
-		/* Untimed: see the comment at the top. */
-		for (w = 0; w < WARM_OPS && !ret; w++) {
-			ret = sacred_rmem_write(rm, RAW_REGION, 8, &v,
-						sizeof(v), NULL);
-			drain(rm);
-		}
-		if (ret)
-			die("sacred_rmem_write (warm-up)", ret);
-		for (k = 0; k < NR_MEMS; k++) {
-			struct sacred_conn *c = sacred_rmem_conn(rm, k);
-
-			ret = sacred_write(c, RAW_REGION, 0, &v, sizeof(v));
-			if (ret)
-				die("sacred_write (warm-up)", ret);
-			t0 = now_us();
-			ret = sacred_write(c, RAW_REGION, 0, &v, sizeof(v));
-			raw[k][i] = now_us() - t0;
-			if (ret)
-				die("sacred_write", ret);
-		}
-
-		t0 = now_us();
-		ret = sacred_rmem_write(rm, RAW_REGION, 8, &v, sizeof(v),
-					NULL);
-		quorum[i] = now_us() - t0;
-		if (ret)
-			die("sacred_rmem_write", ret);
-		drain(rm);
-
-		t0 = now_us();
-		ret = sacred_rmem_write(rm, RAW_REGION, 64, cell,
-					sizeof(cell), NULL);
-		qcell[i] = now_us() - t0;
-		if (ret)
-			die("sacred_rmem_write", ret);
-		drain(rm);
-
-		pmp[i] = decide(rm, SACRED_PMP, PMP_BASE + i);
-		drain(rm);
-		disk[i] = decide(rm, SACRED_DISK_PAXOS, DISK_BASE + i);
-		drain(rm);
-
-		sacred_log_poll(log);
-		drain(rm);
-		t0 = now_us();
-		ret = sacred_log_propose(log, entry, sizeof(entry), NULL);
-		app[i] = now_us() - t0;
-		if (ret)
-			die("sacred_log_propose", ret);
-		drain(rm);
-	}
-
-	for (k = 0; k < NR_MEMS; k++) {
-		s_raw[k] = summarize(raw[k], n);
-		if (s_raw[k].med < s_raw[fastest].med)
-			fastest = k;
-	}
-	s_q = summarize(quorum, n);
-	s_qc = summarize(qcell, n);
-	s_pmp = summarize(pmp, n);
-	s_disk = summarize(disk, n);
-	s_app = summarize(app, n);
-
-	printf("# multivm: deciding over three memories on three VMs, microseconds\n\n");
-	printf("| what | min | median | p99 | n |\n|---|---|---|---|---|\n");
-	for (k = 0; k < NR_MEMS; k++) {
-		char what[64];
-
-		snprintf(what, sizeof(what), "8 B write RTT, memory %u alone",
-			 k);
-		stats_row(what, s_raw[k]);
-	}
-	stats_row("8 B quorum write (2 of 3)", s_q);
-	stats_row("80 B quorum write (a PMP cell)", s_qc);
-	stats_row("PMP decision (fast path)", s_pmp);
-	stats_row("Disk Paxos decision (fast path)", s_disk);
-	stats_row("log append (stable leader)", s_app);
-
-	printf("\n| ratio (medians) | measured | target |\n|---|---|---|\n");
-	printf("| PMP / write RTT (the fastest memory's, %u) | %.2f | <= 1.3 |\n",
-	       fastest, s_pmp.med / s_raw[fastest].med);
-	printf("| quorum write / write RTT (the rig's floor) | %.2f | - |\n",
-	       s_q.med / s_raw[fastest].med);
-	printf("| PMP / 80 B quorum write | %.2f | - |\n",
-	       s_pmp.med / s_qc.med);
-	printf("| log append / write RTT | %.2f | - |\n",
-	       s_app.med / s_raw[fastest].med);
-	printf("| Disk Paxos / PMP | %.2f | >= 1.7 |\n",
-	       s_disk.med / s_pmp.med);
-	printf("\nRun: %.0f s in the client VM.\n", (now_us() - t_start) / 1e6);
+	setup(&ra, &rm, &la, &log);
+	warm_up(rm, log);
+	for (i = 0; i < n; i++)
+		sample_turn(rm, log, i, &sm);
+	report(&sm, n);
+	bench_footer(" in the client VM");
 
 	sacred_log_close(log);
 	sacred_rmem_destroy(rm);

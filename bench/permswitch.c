@@ -63,12 +63,6 @@
 #define MAXN		100000
 #define MAX_SIZES	16
 
-static void row(const char *what, const char *size, struct stats s)
-{
-	printf("| %s | %s | %.1f | %.1f | %.1f | %d |\n", what, size, s.min,
-	       s.med, s.p99, s.n);
-}
-
 /*
  * Wait for one completion the way libsacred does: spin for up to 1 ms,
  * then sleep on the completion channel. Spinning forever on a 2-vCPU TCG
@@ -876,38 +870,18 @@ static int ask(struct sacred_conn *c, uint32_t region, uint32_t access)
 	return sacred_change_perm(c, &req, &res);
 }
 
-static void die(const char *what, int ret)
-{
-	fprintf(stderr, "permswitch: %s: %s\n", what, strerror(-ret));
-	exit(1);
-}
-
-static void format_size(uint64_t s, char *buf, size_t len)
-{
-	if (s >= 1 << 20)
-		snprintf(buf, len, "%llu MiB", (unsigned long long)(s >> 20));
-	else
-		snprintf(buf, len, "%llu KiB", (unsigned long long)(s >> 10));
-}
-
-static uint64_t parse_size(const char *s)
-{
-	char *end;
-	uint64_t v = strtoull(s, &end, 10);
-
-	switch (*end) {
-	case 'k': case 'K': return v << 10;
-	case 'm': case 'M': return v << 20;
-	case 'g': case 'G': return v << 30;
-	default: return v;
-	}
-}
-
 static void ref_die(const char *what, int ret)
 {
 	fprintf(stderr, "permswitch: reference: %s: %s\n", what,
 		strerror(ret < 0 ? -ret : EIO));
 	exit(1);
+}
+
+/* Go on if @ret is 0, else die: "reference: @what". */
+static void ref_ok(int ret, const char *what)
+{
+	if (ret)
+		ref_die(what, ret);
 }
 
 /*
@@ -920,33 +894,18 @@ static void ref_die(const char *what, int ret)
 static double ref_sample(struct ref_client *cl, int k, bool check)
 {
 	double t;
-	int ret;
 
-	ret = ref_call(cl, 1, REF_SWITCH, k, 0, 0, NULL);
-	if (ret)
-		ref_die("B takes write", ret);
-	ret = ref_write(cl, 1);
-	if (ret)
-		ref_die("B's write", ret);
-	ret = ref_resync(cl, 0, k);
-	if (ret)
-		ref_die("A's resync", ret);
-	ret = ref_call(cl, 0, REF_SWITCH, k, 0, 1, &t);
-	if (ret)
-		ref_die("revoke+grant", ret);
-	ret = ref_write(cl, 0);
-	if (ret)
-		ref_die("write after the grant", ret);
-	ret = ref_resync(cl, 1, k);
-	if (ret)
-		ref_die("resync", ret);
+	ref_ok(ref_call(cl, 1, REF_SWITCH, k, 0, 0, NULL), "B takes write");
+	ref_ok(ref_write(cl, 1), "B's write");
+	ref_ok(ref_resync(cl, 0, k), "A's resync");
+	ref_ok(ref_call(cl, 0, REF_SWITCH, k, 0, 1, &t), "revoke+grant");
+	ref_ok(ref_write(cl, 0), "write after the grant");
+	ref_ok(ref_resync(cl, 1, k), "resync");
 	if (check) {
 		if (!ref_write(cl, 1))
 			ref_die("a write with the revoked key took effect",
 				-EPERM);
-		ret = ref_resync(cl, 1, k);
-		if (ret)
-			ref_die("resync after the refused write", ret);
+		ref_ok(ref_resync(cl, 1, k), "resync after the refused write");
 	}
 	return t;
 }
@@ -957,297 +916,286 @@ static double worse(double x, double a, double b)
 	return b > 0 && a / b > x ? a / b : x;
 }
 
-int main(int argc, char **argv)
-{
-	static double v[MAXN], rg[MAX_SIZES][MAXN], rc[MAX_SIZES][MAXN];
-	static double ref_rg[MAX_SIZES][MAXN];
-	static struct sacred_conn *ca[MAX_SIZES], *cb[MAX_SIZES];
-	static struct stats st_attach[MAX_SIZES], st_grant[MAX_SIZES];
-	static struct stats st_rattach[MAX_SIZES], st_rgrant[MAX_SIZES];
-	static struct stats st_rg[MAX_SIZES], st_ref[MAX_SIZES];
-	static struct ref_server srv;
-	static struct ref_client cl;
-	static uint64_t size_b[MAX_SIZES];
-	static uint32_t rid[MAX_SIZES];
-	static char names[MAX_SIZES][32];
-	int nsizes = 0, k;
-	struct sacred_acl_entry acl[] = {
-		{ .process_id = 1, .access = RW },
-		{ .process_id = 2, .access = RW },
-	};
-	struct sacred_mem_params mp = { .id = SACRED_MEM_ID_ANY,
-					.cm_port = MEM_PORT,
-					.mem_cap = 1ULL << 30 };
-	const char *sizes = "4k,64k,1m,16m,256m", *dev, *host;
-	struct stats floor_sr;
+/* Everything main() sets up and measures, per region size @k. */
+struct run {
+	int n, nsizes;
+	const char *dev, *host;
 	struct sacred_ctrl *ctrl;
 	struct sacred_mem_info m;
+	struct ref_server srv;
+	struct ref_client cl;
+	uint64_t size_b[MAX_SIZES];
+	char names[MAX_SIZES][32];
+	uint32_t rid[MAX_SIZES];
+	struct sacred_conn *ca[MAX_SIZES], *cb[MAX_SIZES];
+	double v[MAXN], rg[MAX_SIZES][MAXN], rc[MAX_SIZES][MAXN];
+	double ref_rg[MAX_SIZES][MAXN];
+	struct stats floor_sr;
+	struct stats attach[MAX_SIZES], grant[MAX_SIZES];
+	struct stats rattach[MAX_SIZES], rgrant[MAX_SIZES];
+	struct stats sw[MAX_SIZES], ref[MAX_SIZES];
+};
+
+/* The command line: -n SAMPLES, -s SIZES, -w. */
+static void parse_args(struct run *r, int argc, char **argv)
+{
+	const char *sizes = "4k,64k,1m,16m,256m";
+	const struct bench_opt opts[] = {
+		BENCH_INT('n', "[-n SAMPLES]", &r->n),
+		BENCH_STR('s', "[-s SIZES]", &sizes),
+		BENCH_FLAG('w', "[-w]", &r->srv.nap, true),
+	};
 	char *list, *tok;
-	int n = 200, opt, i, ret;
+
+	r->n = 200;
+	bench_args("permswitch", argc, argv, opts, 3);
+	if (r->n < 10 || r->n > MAXN)
+		bench_exit(2, "-n between 10 and %d", MAXN);
+	list = strdup(sizes);
+	if (!list)
+		exit(1);
+	for (tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+		if (r->nsizes == MAX_SIZES)
+			bench_exit(2, "at most %d sizes", MAX_SIZES);
+		r->size_b[r->nsizes] = parse_size(tok);
+		if (r->size_b[r->nsizes] < 4096 ||
+		    r->size_b[r->nsizes] > 1ULL << 30)
+			bench_exit(2, "%s: sizes from 4k to 1g", tok);
+		format_size(r->size_b[r->nsizes], r->names[r->nsizes],
+			    sizeof(r->names[0]));
+		r->nsizes++;
+	}
+	free(list);
+	if (!r->nsizes)
+		exit(2);
+}
+
+/*
+ * Region @k of size r->size_b[k], exclusive-writer, and its two processes
+ * connected, a holding write. Every size's pair stays connected until the
+ * interleaved switch: process ids of its own (an instance takes one
+ * connection per process).
+ */
+static void size_setup(struct run *r, int k)
+{
+	struct sacred_acl_entry acl[] = {
+		{ .process_id = 1 + 2 * k, .access = RW },
+		{ .process_id = 2 + 2 * k, .access = RW },
+	};
+	struct sacred_region_info ri;
+	int ret;
+
+	ret = sacred_region_new(r->ctrl, r->m.id, SACRED_REGION_ID_ANY,
+				r->size_b[k], SACRED_POLICY_EXCLUSIVE_WRITER,
+				&ri);
+	if (ret)
+		die("region add", ret);
+	ret = sacred_region_set_acl(r->ctrl, r->m.id, ri.id, acl, 2);
+	if (ret)
+		die("region set acl", ret);
+	ret = bench_conn_open(&r->m.addr, acl[0].process_id, ri.id,
+			      &r->ca[k]);
+	if (!ret)
+		ret = bench_conn_open(&r->m.addr, acl[1].process_id, ri.id,
+				      &r->cb[k]);
+	if (ret)
+		die("connect", ret);
+	ret = ask(r->ca[k], ri.id, RW);
+	if (ret)
+		die("take write", ret);
+	r->rid[k] = ri.id;
+}
+
+/* The rows sampled one size at a time; one sample of each, microseconds. */
+enum size_row { WRITE, ATTACH, GRANT, REF_ATTACH_ROW, REF_GRANT_ROW };
+
+static double sample_one(struct run *r, int k, enum size_row what, int i)
+{
+	struct sacred_region_attr ra;
+	uint64_t word = 1;
+	double t0 = now_us(), t = 0;
+	int ret;
+
+	switch (what) {
+	case WRITE:
+		ret = sacred_write(r->ca[k], r->rid[k], 0, &word, sizeof(word));
+		if (ret)
+			die("write", ret);
+		break;
+	case ATTACH:
+		ret = sacred_attach(r->ca[k], r->rid[k], &ra);
+		if (ret)
+			die("attach", ret);
+		break;
+	case GRANT:
+		ret = ask(r->ca[k], r->rid[k], i % 2 ? RW : SACRED_ACCESS_READ);
+		if (ret)
+			die("grant", ret);
+		break;
+	case REF_ATTACH_ROW:
+		ret = ref_call(&r->cl, 0, REF_ATTACH, k, 0, 0, &t);
+		if (ret)
+			ref_die("attach", ret);
+		return t;
+	case REF_GRANT_ROW:
+		ret = ref_call(&r->cl, 0, REF_OWN, k,
+			       i % 2 ? REF_QP_ACCESS : IBV_ACCESS_REMOTE_READ,
+			       0, &t);
+		if (ret)
+			ref_die("grant", ret);
+		return t;
+	}
+	return now_us() - t0;
+}
+
+/* Row @what of size @k: 10 samples of warm-up, then r->n, summarized. */
+static struct stats size_row(struct run *r, int k, enum size_row what,
+			     const char *label)
+{
+	struct stats s;
+	double t;
+	int i;
+
+	for (i = 0; i < r->n + 10; i++) {
+		t = sample_one(r, k, what, i);
+		if (i >= 10)
+			r->v[i - 10] = t;
+	}
+	s = summarize(r->v, r->n);
+	stats_row2(label, r->names[k], s);
+	return s;
+}
+
+/* The rows of size @k that need no other size: the switch comes later. */
+static void size_rows(struct run *r, int k)
+{
+	size_setup(r, k);
+	size_row(r, k, WRITE, "8 B write RTT");
+	r->attach[k] = size_row(r, k, ATTACH, "attach (request path)");
+	r->grant[k] = size_row(r, k, GRANT, "grant (own access)");
+	/* The reference's request path and own grant, spinning. */
+	ref_run(&r->srv, 1);
+	r->rattach[k] = size_row(r, k, REF_ATTACH_ROW,
+				 "reference: attach (request path)");
+	r->rgrant[k] = size_row(r, k, REF_GRANT_ROW,
+				"reference: grant (own access)");
+	ref_run(&r->srv, 0);
+}
+
+/*
+ * Sample @i of the switch of size @k: b takes write (fencing a) and
+ * writes; a reconnects; then a takes write away from b, timed: b is
+ * fenced. Then the reference's sample of the same size (ref_sample()),
+ * its server spinning only for it. The first 5 samples are warm-up.
+ */
+static void switch_sample(struct run *r, int k, int i)
+{
+	uint64_t word = 1;
+	double t0, t;
+	int ret;
+
+	while (ask(r->cb[k], r->rid[k], RW) ||
+	       sacred_write(r->cb[k], r->rid[k], 8, &word, sizeof(word)))
+		if (sacred_conn_reconnect(r->cb[k]))
+			usleep(1000);
+	/* What the fenced writer pays: reconnect, re-attach. */
+	t0 = now_us();
+	ret = sacred_conn_reconnect(r->ca[k]);
+	if (ret)
+		die("reconnect", ret);
+	if (i >= 5)
+		r->rc[k][i - 5] = now_us() - t0;
+	t0 = now_us();
+	ret = ask(r->ca[k], r->rid[k], RW);
+	if (ret)
+		die("revoke+grant", ret);
+	if (i >= 5)
+		r->rg[k][i - 5] = now_us() - t0;
+
+	ref_run(&r->srv, 1);
+	t = ref_sample(&r->cl, k, i == 0);
+	ref_run(&r->srv, 0);
+	if (i >= 5)
+		r->ref_rg[k][i - 5] = t;
+}
+
+/*
+ * revoke+grant, one sample per size in turns, so that a slow spell of the
+ * host weighs on every size alike (the flatness ratio); then its rows,
+ * and each size's region and connections go.
+ */
+static void switch_rows(struct run *r)
+{
+	int i, k;
+
+	for (i = 0; i < r->n + 5; i++)
+		for (k = 0; k < r->nsizes; k++)
+			switch_sample(r, k, i);
+	for (k = 0; k < r->nsizes; k++) {
+		stats_row2("revoked writer: reconnect after the fence",
+			   r->names[k], summarize(r->rc[k], r->n));
+		r->sw[k] = summarize(r->rg[k], r->n);
+		stats_row2("revoke+grant (writer fenced)", r->names[k],
+			   r->sw[k]);
+		r->ref[k] = summarize(r->ref_rg[k], r->n);
+		stats_row2("reference: revoke+grant (writer fenced)",
+			   r->names[k], r->ref[k]);
+		sacred_conn_destroy(r->ca[k]);
+		sacred_conn_destroy(r->cb[k]);
+		sacred_region_del(r->ctrl, r->m.id, r->rid[k]);
+	}
+}
+
+static void report_sizes(const struct run *r)
+{
+	const struct stats *f = &r->floor_sr;
+	int k;
+
+	printf("\n## Per size\n\n");
+	printf("Medians (minimums in brackets), microseconds; send/recv RTT %.1f (%.1f).\n\n",
+	       f->med, f->min);
+	printf("| region | revoke+grant | reference | sacred / reference | switch / RTT | switch min / RTT min | attach / RTT | own grant / RTT |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
+	for (k = 0; k < r->nsizes; k++)
+		printf("| %s | %.1f (%.1f) | %.1f (%.1f) | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+		       r->names[k], r->sw[k].med, r->sw[k].min, r->ref[k].med,
+		       r->ref[k].min, r->sw[k].med / r->ref[k].med,
+		       r->sw[k].med / f->med, r->sw[k].min / f->min,
+		       r->attach[k].med / f->med, r->grant[k].med / f->med);
+}
+
+/* The larger of the worst over the sizes so far, @x, and size @k's. */
+#define WORST(x, a, b) ((x) = worse((x), (a), (b)))
+
+/* The ratios: each the worst over the sizes. */
+static void report_ratios(const struct run *r)
+{
+	const struct stats *f = &r->floor_sr;
 	double worst = 0, best = 1e18, rg_rtt = 0, rg_rtt_min = 0;
 	double attach_rtt = 0, grant_rtt = 0, vs_ref = 0, ref_rtt = 0;
 	double ref_rtt_min = 0, attach_ref = 0, grant_ref = 0;
 	double rg_min = 1e18, attach_min = 1e18;
+	int k;
 
-	while ((opt = getopt(argc, argv, "n:s:wh")) != -1) {
-		switch (opt) {
-		case 'w':
-			srv.nap = true;
-			break;
-		case 'n':
-			n = atoi(optarg);
-			break;
-		case 's':
-			sizes = optarg;
-			break;
-		default:
-			fprintf(stderr, "usage: permswitch [-n SAMPLES] [-s SIZES] [-w]\n");
-			return opt == 'h' ? 0 : 2;
-		}
+	for (k = 0; k < r->nsizes; k++) {
+		if (r->sw[k].med > worst)
+			worst = r->sw[k].med;
+		if (r->sw[k].med < best)
+			best = r->sw[k].med;
+		if (r->sw[k].min < rg_min)
+			rg_min = r->sw[k].min;
+		if (r->attach[k].min < attach_min)
+			attach_min = r->attach[k].min;
+		WORST(rg_rtt, r->sw[k].med, f->med);
+		WORST(rg_rtt_min, r->sw[k].min, f->min);
+		WORST(attach_rtt, r->attach[k].med, f->med);
+		WORST(grant_rtt, r->grant[k].med, f->med);
+		WORST(vs_ref, r->sw[k].med, r->ref[k].med);
+		WORST(ref_rtt, r->ref[k].med, f->med);
+		WORST(ref_rtt_min, r->ref[k].min, f->min);
+		WORST(attach_ref, r->attach[k].med, r->rattach[k].med);
+		WORST(grant_ref, r->grant[k].med, r->rgrant[k].med);
 	}
-	if (n < 10 || n > MAXN) {
-		fprintf(stderr, "permswitch: -n between 10 and %d\n", MAXN);
-		return 2;
-	}
-	list = strdup(sizes);
-	if (!list)
-		return 1;
-	for (tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-		if (nsizes == MAX_SIZES) {
-			fprintf(stderr, "permswitch: at most %d sizes\n",
-				MAX_SIZES);
-			return 2;
-		}
-		size_b[nsizes] = parse_size(tok);
-		if (size_b[nsizes] < 4096 || size_b[nsizes] > 1ULL << 30) {
-			fprintf(stderr, "permswitch: %s: sizes from 4k to 1g\n",
-				tok);
-			return 2;
-		}
-		format_size(size_b[nsizes], names[nsizes], sizeof(names[0]));
-		nsizes++;
-	}
-	free(list);
-	if (!nsizes)
-		return 2;
-	dev = getenv("SACRED_BENCH_DEV") ?: "rxe0";
-	host = getenv("SACRED_BENCH_ADDR") ?: "192.0.2.1";
-
-	ret = sacred_ctrl_open(&ctrl);
-	if (ret)
-		die("sacred_ctrl_open", ret);
-	mp.dev_name = dev;
-	ret = sacred_mem_new(ctrl, &mp, &m);
-	if (ret)
-		die("memory add", ret);
-
-	ret = ref_init(&srv, host, size_b, nsizes);
-	if (!ret)
-		ret = ref_connect(&cl, host, 0);
-	if (!ret)
-		ret = ref_connect(&cl, host, 1);
-	if (ret)
-		ref_die("setup", ret);
-
-	printf("# sacred permission switch, one run on %s\n\n", dev);
-	printf("Microseconds, client-observed (spin 1 ms, then sleep, as libsacred). %d samples per row after warm-up. \"reference\" rows: the same strict steps done by a userspace server that busy-polls its CQ (memory windows for the MRs: LOCAL_INV of the writer's window, fence of its QP, bind for the requester, reply).\n\n",
-	       n);
-	printf("| operation | region | min | median | p99 | n |\n");
-	printf("|---|---|---|---|---|---|\n");
-
-	floor_sr = bench_sendrecv(host, n, v);
-	row("send/recv RTT (userspace echo)", "-", floor_sr);
-
-	for (k = 0; k < nsizes; k++) {
-		struct sacred_conn *a, *b;
-		struct sacred_region_info ri;
-		uint64_t word = 1;
-		double t;
-
-		ret = sacred_region_new(ctrl, m.id, SACRED_REGION_ID_ANY,
-					size_b[k],
-					SACRED_POLICY_EXCLUSIVE_WRITER, &ri);
-		if (ret)
-			die("region add", ret);
-		/*
-		 * Every size's pair stays connected until the interleaved
-		 * switch below: process ids of its own (an instance takes one
-		 * connection per process).
-		 */
-		acl[0].process_id = 1 + 2 * k;
-		acl[1].process_id = 2 + 2 * k;
-		ret = sacred_region_set_acl(ctrl, m.id, ri.id, acl, 2);
-		if (ret)
-			die("region set acl", ret);
-		ret = bench_conn_open(&m.addr, acl[0].process_id, ri.id, &a);
-		if (!ret)
-			ret = bench_conn_open(&m.addr, acl[1].process_id, ri.id,
-					      &b);
-		if (ret)
-			die("connect", ret);
-		ret = ask(a, ri.id, RW);
-		if (ret)
-			die("take write", ret);
-
-		for (i = 0; i < n + 10; i++) {
-			double t0 = now_us();
-
-			ret = sacred_write(a, ri.id, 0, &word, sizeof(word));
-			if (ret)
-				die("write", ret);
-			if (i >= 10)
-				v[i - 10] = now_us() - t0;
-		}
-		row("8 B write RTT", names[k], summarize(v, n));
-
-		for (i = 0; i < n + 10; i++) {
-			struct sacred_region_attr ra;
-			double t0 = now_us();
-
-			ret = sacred_attach(a, ri.id, &ra);
-			if (ret)
-				die("attach", ret);
-			if (i >= 10)
-				v[i - 10] = now_us() - t0;
-		}
-		st_attach[k] = summarize(v, n);
-		row("attach (request path)", names[k], st_attach[k]);
-
-		for (i = 0; i < n + 10; i++) {
-			double t0 = now_us();
-
-			ret = ask(a, ri.id, i % 2 ? RW : SACRED_ACCESS_READ);
-			if (ret)
-				die("grant", ret);
-			if (i >= 10)
-				v[i - 10] = now_us() - t0;
-		}
-		st_grant[k] = summarize(v, n);
-		row("grant (own access)", names[k], st_grant[k]);
-
-		/* The reference's request path and own grant, spinning. */
-		ref_run(&srv, 1);
-		for (i = 0; i < n + 10; i++) {
-			ret = ref_call(&cl, 0, REF_ATTACH, k, 0, 0, &t);
-			if (ret)
-				ref_die("attach", ret);
-			if (i >= 10)
-				v[i - 10] = t;
-		}
-		st_rattach[k] = summarize(v, n);
-		row("reference: attach (request path)", names[k],
-		    st_rattach[k]);
-		for (i = 0; i < n + 10; i++) {
-			ret = ref_call(&cl, 0, REF_OWN, k,
-				       i % 2 ? REF_QP_ACCESS :
-				       IBV_ACCESS_REMOTE_READ, 0, &t);
-			if (ret)
-				ref_die("grant", ret);
-			if (i >= 10)
-				v[i - 10] = t;
-		}
-		st_rgrant[k] = summarize(v, n);
-		row("reference: grant (own access)", names[k], st_rgrant[k]);
-		ref_run(&srv, 0);
-
-		/* The switch is timed below, all sizes in turns. */
-		ca[k] = a;
-		cb[k] = b;
-		rid[k] = ri.id;
-	}
-
-	/*
-	 * revoke+grant, one sample per size in turns, so that a slow spell
-	 * of the host weighs on every size alike (the flatness ratio): for
-	 * each, b takes write (fencing a) and writes; a reconnects; then a
-	 * takes write away from b, timed: b is fenced. Then the reference's
-	 * sample of the same size (ref_sample()), its server spinning only
-	 * for it.
-	 */
-	for (i = 0; i < n + 5; i++) {
-		for (k = 0; k < nsizes; k++) {
-			uint64_t word = 1;
-			double t0, t;
-
-			while (ask(cb[k], rid[k], RW) ||
-			       sacred_write(cb[k], rid[k], 8, &word,
-					    sizeof(word)))
-				if (sacred_conn_reconnect(cb[k]))
-					usleep(1000);
-			/* What the fenced writer pays: reconnect, re-attach. */
-			t0 = now_us();
-			ret = sacred_conn_reconnect(ca[k]);
-			if (ret)
-				die("reconnect", ret);
-			if (i >= 5)
-				rc[k][i - 5] = now_us() - t0;
-			t0 = now_us();
-			ret = ask(ca[k], rid[k], RW);
-			if (ret)
-				die("revoke+grant", ret);
-			if (i >= 5)
-				rg[k][i - 5] = now_us() - t0;
-
-			ref_run(&srv, 1);
-			t = ref_sample(&cl, k, i == 0);
-			ref_run(&srv, 0);
-			if (i >= 5)
-				ref_rg[k][i - 5] = t;
-		}
-	}
-	for (k = 0; k < nsizes; k++) {
-		row("revoked writer: reconnect after the fence", names[k],
-		    summarize(rc[k], n));
-		st_rg[k] = summarize(rg[k], n);
-		row("revoke+grant (writer fenced)", names[k], st_rg[k]);
-		st_ref[k] = summarize(ref_rg[k], n);
-		row("reference: revoke+grant (writer fenced)", names[k],
-		    st_ref[k]);
-		if (st_rg[k].med > worst)
-			worst = st_rg[k].med;
-		if (st_rg[k].med < best)
-			best = st_rg[k].med;
-		rg_rtt = worse(rg_rtt, st_rg[k].med, floor_sr.med);
-		rg_rtt_min = worse(rg_rtt_min, st_rg[k].min, floor_sr.min);
-		attach_rtt = worse(attach_rtt, st_attach[k].med, floor_sr.med);
-		grant_rtt = worse(grant_rtt, st_grant[k].med, floor_sr.med);
-		if (st_rg[k].min < rg_min)
-			rg_min = st_rg[k].min;
-		if (st_attach[k].min < attach_min)
-			attach_min = st_attach[k].min;
-		vs_ref = worse(vs_ref, st_rg[k].med, st_ref[k].med);
-		ref_rtt = worse(ref_rtt, st_ref[k].med, floor_sr.med);
-		ref_rtt_min = worse(ref_rtt_min, st_ref[k].min, floor_sr.min);
-		attach_ref = worse(attach_ref, st_attach[k].med,
-				   st_rattach[k].med);
-		grant_ref = worse(grant_ref, st_grant[k].med,
-				  st_rgrant[k].med);
-		sacred_conn_destroy(ca[k]);
-		sacred_conn_destroy(cb[k]);
-		sacred_region_del(ctrl, m.id, rid[k]);
-	}
-	ref_run(&srv, 1);
-	ret = ref_call(&cl, 0, REF_QUIT, 0, 0, 0, NULL);
-	if (ret)
-		ref_die("quit", ret);
-	pthread_join(srv.thread, NULL);
-	ref_client_fini(&cl);
-	ref_fini(&srv);
-
-	printf("\n## Per size\n\n");
-	printf("Medians (minimums in brackets), microseconds; send/recv RTT %.1f (%.1f).\n\n",
-	       floor_sr.med, floor_sr.min);
-	printf("| region | revoke+grant | reference | sacred / reference | switch / RTT | switch min / RTT min | attach / RTT | own grant / RTT |\n");
-	printf("|---|---|---|---|---|---|---|---|\n");
-	for (k = 0; k < nsizes; k++)
-		printf("| %s | %.1f (%.1f) | %.1f (%.1f) | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
-		       names[k], st_rg[k].med, st_rg[k].min, st_ref[k].med,
-		       st_ref[k].min, st_rg[k].med / st_ref[k].med,
-		       st_rg[k].med / floor_sr.med,
-		       st_rg[k].min / floor_sr.min,
-		       st_attach[k].med / floor_sr.med,
-		       st_grant[k].med / floor_sr.med);
-
 	printf("\n## Ratios (medians unless said)\n\n");
 	printf("Each the worst over the sizes; the targets are issue 27's.\n\n");
 	printf("| ratio | value | target |\n|---|---|---|\n");
@@ -1278,8 +1226,48 @@ int main(int argc, char **argv)
 	       attach_ref);
 	printf("| grant of its own access, sacred / reference, worst size | %.2f | - |\n",
 	       grant_ref);
+}
 
-	sacred_mem_del(ctrl, m.id);
-	sacred_ctrl_close(ctrl);
+int main(int argc, char **argv)
+{
+	static struct run r;
+	int k, ret;
+
+	parse_args(&r, argc, argv);
+	r.dev = bench_dev();
+	r.host = getenv("SACRED_BENCH_ADDR") ?: "192.0.2.1";
+	r.ctrl = bench_ctrl();
+	bench_mem(r.ctrl, MEM_PORT, 1ULL << 30, &r.m);
+	ret = ref_init(&r.srv, r.host, r.size_b, r.nsizes);
+	if (!ret)
+		ret = ref_connect(&r.cl, r.host, 0);
+	if (!ret)
+		ret = ref_connect(&r.cl, r.host, 1);
+	if (ret)
+		ref_die("setup", ret);
+
+	printf("# sacred permission switch, one run on %s\n\n", r.dev);
+	printf("Microseconds, client-observed (spin 1 ms, then sleep, as libsacred). %d samples per row after warm-up. \"reference\" rows: the same strict steps done by a userspace server that busy-polls its CQ (memory windows for the MRs: LOCAL_INV of the writer's window, fence of its QP, bind for the requester, reply).\n\n",
+	       r.n);
+	printf("| operation | region | min | median | p99 | n |\n");
+	printf("|---|---|---|---|---|---|\n");
+	r.floor_sr = bench_sendrecv(r.host, r.n, r.v);
+	stats_row2("send/recv RTT (userspace echo)", "-", r.floor_sr);
+	for (k = 0; k < r.nsizes; k++)
+		size_rows(&r, k);
+	switch_rows(&r);
+
+	ref_run(&r.srv, 1);
+	ret = ref_call(&r.cl, 0, REF_QUIT, 0, 0, 0, NULL);
+	if (ret)
+		ref_die("quit", ret);
+	pthread_join(r.srv.thread, NULL);
+	ref_client_fini(&r.cl);
+	ref_fini(&r.srv);
+
+	report_sizes(&r);
+	report_ratios(&r);
+	sacred_mem_del(r.ctrl, r.m.id);
+	sacred_ctrl_close(r.ctrl);
 	return 0;
 }

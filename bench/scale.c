@@ -54,12 +54,6 @@
 static double v[MAXN];
 static double peers_ratio, regions_ratio;	/* last point / first */
 
-static void die(const char *what, int ret)
-{
-	fprintf(stderr, "scale: %s: %s\n", what, strerror(-ret));
-	exit(1);
-}
-
 static struct sacred_conn *conn_open(const struct sacred_mem_info *m,
 				     uint32_t pid)
 {
@@ -186,18 +180,12 @@ static void bench_peers(struct sacred_ctrl *ctrl, const int *pts, int npts,
 			int n)
 {
 	static struct sacred_conn *readers[MAX_PEERS];
-	struct sacred_mem_params mp = { .id = SACRED_MEM_ID_ANY,
-					.cm_port = MEM_PORT,
-					.mem_cap = 1ULL << 30 };
 	struct sacred_conn *a, *b;
 	struct sacred_mem_info m;
 	int have = 0, k, ret;
 	double base = 0;
 
-	mp.dev_name = getenv("SACRED_BENCH_DEV") ?: "rxe0";
-	ret = sacred_mem_new(ctrl, &mp, &m);
-	if (ret)
-		die("memory add", ret);
+	bench_mem(ctrl, MEM_PORT, 1ULL << 30, &m);
 	region_new(ctrl, m.id, REGION_BASE);
 	a = conn_open(&m, PID_A);
 	b = conn_open(&m, PID_B);
@@ -234,18 +222,12 @@ static void bench_peers(struct sacred_ctrl *ctrl, const int *pts, int npts,
 static void bench_regions(struct sacred_ctrl *ctrl, const int *pts, int npts,
 			  int n)
 {
-	struct sacred_mem_params mp = { .id = SACRED_MEM_ID_ANY,
-					.cm_port = MEM_PORT,
-					.mem_cap = 1ULL << 30 };
 	struct sacred_conn *a, *b;
 	struct sacred_mem_info m;
-	int have = 0, k, ret;
+	int have = 0, k;
 	double base = 0;
 
-	mp.dev_name = getenv("SACRED_BENCH_DEV") ?: "rxe0";
-	ret = sacred_mem_new(ctrl, &mp, &m);
-	if (ret)
-		die("memory add", ret);
+	bench_mem(ctrl, MEM_PORT, 1ULL << 30, &m);
 	a = conn_open(&m, PID_A);
 	b = conn_open(&m, PID_B);
 	for (k = 0; k < npts; k++) {
@@ -414,17 +396,11 @@ static void bench_memory(struct sacred_ctrl *ctrl, int peers, int regions)
 	static struct snap s0, s1, s2, s3;
 	struct sacred_mem_info k0, k1, k2, k3;
 	char per_peer[128], per_grant[128];
-	struct sacred_mem_params mp = { .id = SACRED_MEM_ID_ANY,
-					.cm_port = MEM_PORT,
-					.mem_cap = 1ULL << 30 };
 	struct peer_count pc1, pc3;
 	struct sacred_mem_info m;
-	int i, r, ret;
+	int i, r;
 
-	mp.dev_name = getenv("SACRED_BENCH_DEV") ?: "rxe0";
-	ret = sacred_mem_new(ctrl, &mp, &m);
-	if (ret)
-		die("memory add", ret);
+	bench_mem(ctrl, MEM_PORT, 1ULL << 30, &m);
 	/* Warm the caches and the connection path with one peer, then go. */
 	region_new(ctrl, m.id, REGION_BASE + regions);
 	c[0] = conn_open(&m, PID_A);
@@ -492,44 +468,30 @@ static void bench_memory(struct sacred_ctrl *ctrl, int peers, int regions)
 int main(int argc, char **argv)
 {
 	int peers[8] = { 1, 4, 16, 64 }, regions[8] = { 1, 4, 16, 64, 256 };
-	int npeers = 4, nregions = 5, n = 100, opt, ret;
+	int npeers = 4, nregions = 5, n = 100;
+	const char *p = NULL, *r = NULL;
 	bool mem = true, sw = true;
+	const struct bench_opt opts[] = {
+		BENCH_INT('n', "[-n SAMPLES]", &n),
+		BENCH_STR('p', "[-p PEERS]", &p),
+		BENCH_STR('r', "[-r REGIONS]", &r),
+		BENCH_FLAG('m', "[-m|-M]", &sw, false),
+		BENCH_FLAG('M', NULL, &mem, false),
+	};
 	struct sacred_ctrl *ctrl;
-	double t0 = now_us();
 
-	while ((opt = getopt(argc, argv, "n:p:r:mMh")) != -1) {
-		switch (opt) {
-		case 'n':
-			n = atoi(optarg);
-			break;
-		case 'p':
-			npeers = parse_list(optarg, peers, 8, MAX_PEERS);
-			break;
-		case 'r':
-			nregions = parse_list(optarg, regions, 8, MAX_REGIONS);
-			break;
-		case 'm':
-			sw = false;
-			break;
-		case 'M':
-			mem = false;
-			break;
-		default:
-			fprintf(stderr, "usage: scale [-n SAMPLES] [-p PEERS] [-r REGIONS] [-m|-M]\n");
-			return opt == 'h' ? 0 : 2;
-		}
-	}
-	if (n < 10 || n > MAXN || npeers <= 0 || nregions <= 0) {
-		fprintf(stderr, "scale: -n 10 to %d; -p 1 to %d and -r 1 to %d, increasing\n",
-			MAXN, MAX_PEERS, MAX_REGIONS);
-		return 2;
-	}
-	ret = sacred_ctrl_open(&ctrl);
-	if (ret)
-		die("sacred_ctrl_open", ret);
+	bench_args("scale", argc, argv, opts, 5);
+	if (p)
+		npeers = parse_list(p, peers, 8, MAX_PEERS);
+	if (r)
+		nregions = parse_list(r, regions, 8, MAX_REGIONS);
+	if (n < 10 || n > MAXN || npeers <= 0 || nregions <= 0)
+		bench_exit(2, "-n 10 to %d; -p 1 to %d and -r 1 to %d, increasing",
+			   MAXN, MAX_PEERS, MAX_REGIONS);
+	ctrl = bench_ctrl();
 
 	printf("# scale: the switch against peers and regions, one instance on %s\n\n",
-	       getenv("SACRED_BENCH_DEV") ?: "rxe0");
+	       bench_dev());
 	if (sw) {
 		printf("Microseconds, client-observed revoke+grant (the requester takes write from a connected writer, which is fenced; spin 1 ms then sleep), %d samples per point after 5 of warm-up. x is P (other peers holding grants on the region: the fenced writer and P - 1 readers) or R (regions of the instance). \"/ first\" is the median over the first point's median.\n\n",
 		       n);
@@ -545,7 +507,7 @@ int main(int argc, char **argv)
 	}
 	if (mem)
 		bench_memory(ctrl, MAX_PEERS, MAX_REGIONS);
-	printf("\nRun: %.0f s.\n", (now_us() - t0) / 1e6);
+	bench_footer("");
 	sacred_ctrl_close(ctrl);
 	return 0;
 }

@@ -1122,27 +1122,6 @@ static int run_size(struct bench *b, uint64_t size, bool first)
 	return 0;
 }
 
-static void format_size(uint64_t s, char *buf, size_t len)
-{
-	if (s >= 1 << 20)
-		snprintf(buf, len, "%llu MiB", (unsigned long long)(s >> 20));
-	else
-		snprintf(buf, len, "%llu KiB", (unsigned long long)(s >> 10));
-}
-
-static uint64_t parse_size(const char *s)
-{
-	char *end;
-	uint64_t v = strtoull(s, &end, 10);
-
-	switch (*end) {
-	case 'k': case 'K': return v << 10;
-	case 'm': case 'M': return v << 20;
-	case 'g': case 'G': return v << 30;
-	default: return v;
-	}
-}
-
 /* The guest, in one line: the figures only mean something with it. */
 static void print_machine(void)
 {
@@ -1168,123 +1147,133 @@ static void print_machine(void)
 	       strtok(thp, "\n"));
 }
 
-int main(int argc, char **argv)
+/*
+ * The memory host's thread started (*@running: it has to be stopped),
+ * both clients connected to it.
+ */
+static int start(struct memhost *mh, pthread_t *th, struct bench *b,
+		 const char *host, bool *running)
 {
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
-	const char *sizes = "4k,64k,1m,16m,256m", *dev, *host;
-	static struct memhost mh;
-	static struct bench b;
-	int n = 200, opt, w, i, ret;
-	char *list = NULL, *tok;
-	struct msg rep;
-	pthread_t th;
+	int w, ret;
 
-	while ((opt = getopt(argc, argv, "n:s:pvh")) != -1) {
-		switch (opt) {
-		case 'p':
-			mh.spin = true;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'n':
-			n = atoi(optarg);
-			break;
-		case 's':
-			sizes = optarg;
-			break;
-		default:
-			fprintf(stderr, "usage: userswitch [-n SAMPLES] [-s SIZES] [-p] [-v]\n");
-			return opt == 'h' ? 0 : 2;
-		}
-	}
-	if (n < 10 || n > MAXN) {
-		fprintf(stderr, "userswitch: -n between 10 and %d\n", MAXN);
-		return 2;
-	}
-	dev = getenv("SACRED_BENCH_DEV") ?: "rxe0";
-	host = getenv("SACRED_BENCH_ADDR") ?: "192.0.2.1";
-	b.n = n;
-	for (i = 0; i < NSERIES; i++) {
-		b.v[i] = calloc(n, sizeof(double));
-		if (!b.v[i]) {
-			ret = -ENOMEM;
-			goto out_free;
-		}
-	}
-
-	ret = memhost_init(&mh, host);
+	ret = memhost_init(mh, host);
+	if (ret)
+		return fail("memory host", ret);
+	ret = -pthread_create(th, NULL, memhost_main, mh);
 	if (ret) {
-		fail("memory host", ret);
-		goto out_free;
+		memhost_fini(mh);
+		return fail("memory host thread", ret);
 	}
-	ret = -pthread_create(&th, NULL, memhost_main, &mh);
-	if (ret) {
-		fail("memory host thread", ret);
-		goto out_mh;
-	}
-	if (rdma_getaddrinfo(host, PORT, &hints, &b.cl.res)) {
-		ret = fail("rdma_getaddrinfo", -EADDRNOTAVAIL);
-		goto out_stop;
-	}
+	*running = true;
+	if (rdma_getaddrinfo(host, PORT, &hints, &b->cl.res))
+		return fail("rdma_getaddrinfo", -EADDRNOTAVAIL);
 	for (w = 0; w < NW; w++) {
-		ret = client_connect(&b.cl, w);
-		if (ret) {
-			fail("connect", ret);
-			goto out_stop;
-		}
+		ret = client_connect(&b->cl, w);
+		if (ret)
+			return fail("connect", ret);
 	}
+	return 0;
+}
 
+static void report_head(const struct bench *b, const struct memhost *mh,
+			const char *dev)
+{
 	printf("# Userspace permission switches, one run on %s\n\n", dev);
 	printf("Microseconds. Every mechanism is sampled once per round, in turns, %d rounds after %d warm-up, so that a slow spell of the machine weighs on all alike. A switch takes write from one writer and gives it to the other (a leader change). \"+ RTT\" rows are client-observed: the requester's SEND, the memory host's change, its reply (the requester spins 1 ms, then sleeps on the completion channel, as libsacred does; the memory host thread %s). \"(local)\" rows are the memory host's own time for the change. sacred's own switch is measured by bench/permswitch (results/permswitch.md); results/report.md puts the two side by side.\n\n",
-	       n, WARMUP,
-	       mh.spin ? "polls 1 ms, then sleeps on completion events (-p)" :
-			 "sleeps on completion events");
+	       b->n, WARMUP,
+	       mh->spin ? "polls 1 ms, then sleeps on completion events (-p)" :
+			  "sleeps on completion events");
 	print_machine();
 	printf("| operation | region | min | median | p99 | n |\n");
 	printf("|---|---|---|---|---|---|\n");
+}
 
-	list = strdup(sizes);
-	if (!list) {
-		ret = -ENOMEM;
-		goto out_stop;
-	}
+/* Every size of the comma list @sizes, in order. */
+static int run_sizes(struct bench *b, const char *sizes)
+{
+	char *list = strdup(sizes), *tok;
+	int ret = 0;
+
+	if (!list)
+		return -ENOMEM;
 	for (tok = strtok(list, ","); tok && !ret; tok = strtok(NULL, ",")) {
-		format_size(parse_size(tok), b.size, sizeof(b.size));
-		ret = run_size(&b, parse_size(tok), tok == list);
+		format_size(parse_size(tok), b->size, sizeof(b->size));
+		ret = run_size(b, parse_size(tok), tok == list);
 	}
-	if (ret)
-		goto out_stop;
+	free(list);
+	return ret;
+}
+
+static void report_tail(const struct bench *b)
+{
+	int i;
 
 	printf("\n## Checks\n\n");
 	printf("- Writes by a revoked writer after a modify_qp revoke: %d, %d refused by the QP's access flags (remote invalid request), %d otherwise, %d landed.\n",
-	       b.revoked_writes, b.refused_flags, b.refused_other,
-	       b.revoked_writes - b.refused_flags - b.refused_other);
+	       b->revoked_writes, b->refused_flags, b->refused_other,
+	       b->revoked_writes - b->refused_flags - b->refused_other);
 	printf("- Every grant was followed by a write of the new writer that completed; every QP re-sync by a request on the re-synced connection.\n");
-	if (b.rereg_err)
+	if (b->rereg_err)
 		printf("- ibv_rereg_mr(IBV_REREG_MR_CHANGE_ACCESS): %s (%s), return code %lld.\n",
-		       strerrorname_np(b.rereg_err) ?: "?",
-		       strerror(b.rereg_err), (long long)b.rereg_code);
+		       strerrorname_np(b->rereg_err) ?: "?",
+		       strerror(b->rereg_err), (long long)b->rereg_code);
 
 	printf("\n## Where a switch + RTT goes\n\n");
 	printf("Medians in microseconds: the request until the memory host thread runs with it, the change, the reply until the requester has it (the two threads read one clock).\n\n");
 	printf("| mechanism | region | request | change | reply |\n|---|---|---|---|---|\n");
-	for (i = 0; i < b.nlegs; i++)
-		printf("| %s | %s | %.1f | %.1f | %.1f |\n", b.legs[i].mech,
-		       b.legs[i].size, b.legs[i].in, b.legs[i].change,
-		       b.legs[i].out);
+	for (i = 0; i < b->nlegs; i++)
+		printf("| %s | %s | %.1f | %.1f | %.1f |\n", b->legs[i].mech,
+		       b->legs[i].size, b->legs[i].in, b->legs[i].change,
+		       b->legs[i].out);
+}
 
-	ret = call(&b, b.owner, OP_QUIT, 1 - b.owner, 0, &rep, NULL);
+int main(int argc, char **argv)
+{
+	const char *sizes = "4k,64k,1m,16m,256m", *host;
+	static struct memhost mh;
+	static struct bench b;
+	int n = 200, i, ret = 0;
+	const struct bench_opt opts[] = {
+		BENCH_INT('n', "[-n SAMPLES]", &n),
+		BENCH_STR('s', "[-s SIZES]", &sizes),
+		BENCH_FLAG('p', "[-p]", &mh.spin, true),
+		BENCH_FLAG('v', "[-v]", &verbose, true),
+	};
+	bool running = false;
+	struct msg rep;
+	pthread_t th;
+
+	bench_args("userswitch", argc, argv, opts, 4);
+	if (n < 10 || n > MAXN)
+		bench_exit(2, "-n between 10 and %d", MAXN);
+	host = getenv("SACRED_BENCH_ADDR") ?: "192.0.2.1";
+	b.n = n;
+	for (i = 0; i < NSERIES && !ret; i++) {
+		b.v[i] = calloc(n, sizeof(double));
+		if (!b.v[i])
+			ret = -ENOMEM;
+	}
 	if (ret)
-		fail("quit", ret);
-out_stop:
-	atomic_store(&mh.stop, true);
-	pthread_join(th, NULL);
-	client_fini(&b.cl);
-out_mh:
-	memhost_fini(&mh);
+		goto out_free;
+	ret = start(&mh, &th, &b, host, &running);
+	if (!ret) {
+		report_head(&b, &mh, bench_dev());
+		ret = run_sizes(&b, sizes);
+	}
+	if (!ret) {
+		report_tail(&b);
+		ret = call(&b, b.owner, OP_QUIT, 1 - b.owner, 0, &rep, NULL);
+		if (ret)
+			fail("quit", ret);
+	}
+	if (running) {
+		atomic_store(&mh.stop, true);
+		pthread_join(th, NULL);
+		client_fini(&b.cl);
+		memhost_fini(&mh);
+	}
 out_free:
-	free(list);
 	for (i = 0; i < NSERIES; i++)
 		free(b.v[i]);
 	return ret || mh.err ? 1 : 0;
