@@ -9,6 +9,7 @@
  * be fed back to `sacred memory add`.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,17 +28,6 @@ enum mem_arg {
 	MEM_ARG_CAP,
 	MEM_ARG_KEY,
 	MEM_ARG_STATE,
-};
-
-static const char *const mem_arg_names[] = {
-	[MEM_ARG_DEV] = "dev",
-	[MEM_ARG_IBPORT] = "ibport",
-	[MEM_ARG_ADDR] = "addr",
-	[MEM_ARG_PORT] = "port",
-	[MEM_ARG_ID] = "id",
-	[MEM_ARG_CAP] = "cap",
-	[MEM_ARG_KEY] = "key",
-	[MEM_ARG_STATE] = "state",
 };
 
 static const struct cli_word mem_add_args[] = {
@@ -203,84 +193,103 @@ static int mem_read_key(struct cli *cli, const char *path, uint8_t *key,
 	return SACRED_EXIT_OK;
 }
 
+/* What "add" and "set" parse their keywords into. */
+struct mem_args {
+	struct sacred_mem_params p;	/* "set": only mem_cap, key_len */
+	uint8_t key[SACRED_KEY_MAX + 1];
+	uint8_t state;			/* "set" */
+	bool set_key;			/* "set" */
+};
+
+static int mem_arg_dev(struct cli *cli, const char *val, void *args)
+{
+	struct mem_args *a = args;
+
+	if (!val[0] || strlen(val) >= SACRED_NAME_MAX)
+		return cli_usage(cli, "invalid device name \"%s\"", val);
+	a->p.dev_name = val;
+	return SACRED_EXIT_OK;
+}
+
+static int mem_arg_key(struct cli *cli, const char *val, void *args)
+{
+	struct mem_args *a = args;
+	int ret;
+
+	ret = mem_read_key(cli, val, a->key, &a->p.key_len);
+	if (!ret)
+		a->p.key = a->key;
+	return ret;
+}
+
+/* "set": KEYFILE, or "none" to take the key away. */
+static int mem_arg_set_key(struct cli *cli, const char *val, void *args)
+{
+	struct mem_args *a = args;
+
+	a->set_key = true;
+	if (!strcmp(val, "none"))
+		return SACRED_EXIT_OK;
+	return mem_read_key(cli, val, a->key, &a->p.key_len);
+}
+
+static int mem_arg_state(struct cli *cli, const char *val, void *args)
+{
+	struct mem_args *a = args;
+
+	if (!strcmp(val, "up"))
+		a->state = SACRED_MEM_UP;
+	else if (!strcmp(val, "down"))
+		a->state = SACRED_MEM_DOWN;
+	else
+		return cli_usage(cli, "invalid state \"%s\" (up or down)", val);
+	return SACRED_EXIT_OK;
+}
+
+/* A cap of 0 would mean the kernel's default: CLI_ARG_SIZE refuses it. */
+#define MEM_CAP \
+	CLI_HINTED(CLI_ARG_SIZE, struct mem_args, p.mem_cap, "cap", "cap", \
+		   "bytes, or with k, m or g: 512m, 2g")
+
+static const struct cli_arg mem_add_table[] = {
+	[MEM_ARG_DEV] = CLI_FUNC("dev", mem_arg_dev),
+	[MEM_ARG_IBPORT] = CLI_U32(struct mem_args, p.port, "ibport", 1,
+				   IBPORT_MAX, "ibport"),
+	[MEM_ARG_ADDR] = CLI_HINTED(CLI_ARG_ADDR, struct mem_args, p.addr,
+				    "addr", "address", "IPv4 or IPv6"),
+	[MEM_ARG_PORT] = CLI_U16(struct mem_args, p.cm_port, "port", 0,
+				 UINT16_MAX, "port"),
+	[MEM_ARG_ID] = CLI_U32(struct mem_args, p.id, "id", 0,
+			       SACRED_MEM_ID_ANY - 1, "id"),
+	[MEM_ARG_CAP] = MEM_CAP,
+	[MEM_ARG_KEY] = CLI_FUNC("key", mem_arg_key),
+};
+
+static const struct cli_arg mem_set_table[] = {
+	[MEM_ARG_CAP] = MEM_CAP,
+	[MEM_ARG_KEY] = CLI_FUNC("key", mem_arg_set_key),
+	[MEM_ARG_STATE] = CLI_FUNC("state", mem_arg_state),
+};
+
 static int mem_add(struct cli *cli, int argc, char **argv)
 {
-	struct sacred_mem_params params = { .id = SACRED_MEM_ID_ANY };
-	uint8_t key[SACRED_KEY_MAX + 1];
+	struct mem_args a = { .p = { .id = SACRED_MEM_ID_ANY } };
 	struct sacred_mem_info info;
 	unsigned int seen = 0;
-	const char *val;
-	uint32_t num;
 	int ret;
-	int id;
-	int i;
 
-	for (i = 0; i < argc; i += 2) {
-		ret = cli_keyword(cli, mem_add_args, mem_arg_names, argc - i,
-				  argv + i, &seen, &id);
-		if (ret)
-			return ret;
-		val = argv[i + 1];
-
-		switch (id) {
-		case MEM_ARG_DEV:
-			if (!val[0] || strlen(val) >= SACRED_NAME_MAX)
-				return cli_usage(cli,
-						 "invalid device name \"%s\"",
-						 val);
-			params.dev_name = val;
-			break;
-		case MEM_ARG_IBPORT:
-			if (parse_u32(val, 1, IBPORT_MAX, &params.port))
-				return cli_usage(cli,
-						 "invalid ibport \"%s\" (1-%u)",
-						 val, IBPORT_MAX);
-			break;
-		case MEM_ARG_ADDR:
-			if (parse_addr(val, &params.addr))
-				return cli_usage(cli,
-						 "invalid address \"%s\" (IPv4 or IPv6)",
-						 val);
-			break;
-		case MEM_ARG_PORT:
-			if (parse_u32(val, 0, UINT16_MAX, &num))
-				return cli_usage(cli,
-						 "invalid port \"%s\" (0-65535)",
-						 val);
-			params.cm_port = num;
-			break;
-		case MEM_ARG_ID:
-			if (parse_u32(val, 0, SACRED_MEM_ID_ANY - 1,
-				      &params.id))
-				return cli_usage(cli,
-						 "invalid id \"%s\" (0-%u)",
-						 val, SACRED_MEM_ID_ANY - 1);
-			break;
-		case MEM_ARG_CAP:
-			/* 0 would mean the kernel's default: refuse it. */
-			if (parse_size(val, &params.mem_cap) || !params.mem_cap)
-				return cli_usage(cli,
-						 "invalid cap \"%s\" (bytes, or with k, m or g: 512m, 2g)",
-						 val);
-			break;
-		case MEM_ARG_KEY:
-			ret = mem_read_key(cli, val, key, &params.key_len);
-			if (ret)
-				return ret;
-			params.key = key;
-			break;
-		}
-	}
-	if (!(seen & (1u << MEM_ARG_DEV)))
-		return cli_usage(cli, "\"dev\" is required");
-	if (!(seen & (1u << MEM_ARG_PORT)))
-		return cli_usage(cli, "\"port\" is required");
-
-	ret = cli_open(cli);
+	ret = cli_args_parse(cli, mem_add_args, mem_add_table, argc, argv,
+			     &seen, &a);
 	if (ret)
 		return ret;
-	ret = sacred_mem_new(cli->ctrl, &params, &info);
-	memset(key, 0, sizeof(key));
+	ret = cli_required(cli, mem_add_table, seen,
+			   1u << MEM_ARG_DEV | 1u << MEM_ARG_PORT);
+	if (!ret)
+		ret = cli_open(cli);
+	if (ret)
+		return ret;
+	ret = sacred_mem_new(cli->ctrl, &a.p, &info);
+	memset(a.key, 0, sizeof(a.key));
 	if (ret)
 		return cli_fail(cli, ret);
 	return mem_print_one(cli, &info);
@@ -309,9 +318,8 @@ static int mem_del(struct cli *cli, int argc, char **argv)
 	int ret;
 
 	ret = mem_parse_id(cli, argc, argv, &id);
-	if (ret)
-		return ret;
-	ret = cli_open(cli);
+	if (!ret)
+		ret = cli_open(cli);
 	if (ret)
 		return ret;
 	ret = sacred_mem_del(cli->ctrl, id);
@@ -325,17 +333,11 @@ static int mem_del(struct cli *cli, int argc, char **argv)
  */
 static int mem_set(struct cli *cli, int argc, char **argv)
 {
-	uint8_t key[SACRED_KEY_MAX + 1];
+	struct mem_args a = { 0 };
 	struct sacred_mem_info info;
 	unsigned int seen = 0;
-	bool set_key = false;
-	size_t key_len = 0;
-	uint64_t cap = 0;
-	uint8_t state = 0;
-	const char *val;
 	uint32_t id;
-	int i, ret;
-	int arg;
+	int ret;
 
 	if (argc >= 2 && is_prefix(argv[0], "id")) {
 		argc--;
@@ -346,41 +348,11 @@ static int mem_set(struct cli *cli, int argc, char **argv)
 	if (parse_u32(argv[0], 0, SACRED_MEM_ID_ANY - 1, &id))
 		return cli_usage(cli, "invalid id \"%s\" (0-%u)", argv[0],
 				 SACRED_MEM_ID_ANY - 1);
-	for (i = 1; i < argc; i += 2) {
-		ret = cli_keyword(cli, mem_set_args, mem_arg_names, argc - i,
-				  argv + i, &seen, &arg);
-		if (ret)
-			return ret;
-		val = argv[i + 1];
-
-		switch (arg) {
-		case MEM_ARG_STATE:
-			if (!strcmp(val, "up"))
-				state = SACRED_MEM_UP;
-			else if (!strcmp(val, "down"))
-				state = SACRED_MEM_DOWN;
-			else
-				return cli_usage(cli,
-						 "invalid state \"%s\" (up or down)",
-						 val);
-			break;
-		case MEM_ARG_KEY:
-			set_key = true;
-			if (strcmp(val, "none")) {
-				ret = mem_read_key(cli, val, key, &key_len);
-				if (ret)
-					return ret;
-			}
-			break;
-		case MEM_ARG_CAP:
-			if (parse_size(val, &cap) || !cap)
-				return cli_usage(cli,
-						 "invalid cap \"%s\" (bytes, or with k, m or g: 512m, 2g)",
-						 val);
-			break;
-		}
-	}
-	if (!state && !cap && !set_key)
+	ret = cli_args_parse(cli, mem_set_args, mem_set_table, argc - 1,
+			     argv + 1, &seen, &a);
+	if (ret)
+		return ret;
+	if (!a.state && !a.p.mem_cap && !a.set_key)
 		return cli_usage(cli,
 				 "nothing to set: \"state\", \"cap\" or \"key\"");
 
@@ -391,18 +363,19 @@ static int mem_set(struct cli *cli, int argc, char **argv)
 	 */
 	ret = cli_open(cli);
 	if (ret) {
-		memset(key, 0, sizeof(key));
+		memset(a.key, 0, sizeof(a.key));
 		return ret;
 	}
-	if (state || cap)
-		ret = sacred_mem_set(cli->ctrl, id, state, cap,
-				     set_key ? NULL : &info);
-	if (!ret && set_key)
+	if (a.state || a.p.mem_cap)
+		ret = sacred_mem_set(cli->ctrl, id, a.state, a.p.mem_cap,
+				     a.set_key ? NULL : &info);
+	if (!ret && a.set_key)
 		ret = sacred_mem_set_key(cli->ctrl, id,
-					 key_len ? key : NULL, key_len);
-	memset(key, 0, sizeof(key));
+					 a.p.key_len ? a.key : NULL,
+					 a.p.key_len);
+	memset(a.key, 0, sizeof(a.key));
 	/* The key's request answers with nothing: ask for the result. */
-	if (!ret && set_key)
+	if (!ret && a.set_key)
 		ret = sacred_mem_get(cli->ctrl, id, &info);
 	if (ret)
 		return cli_fail(cli, ret);

@@ -19,11 +19,6 @@ enum peer_arg {
 	PEER_ARG_PID,
 };
 
-static const char *const peer_arg_names[] = {
-	[PEER_ARG_MEM] = "mem",
-	[PEER_ARG_PID] = "pid",
-};
-
 static const struct cli_word peer_show_args[] = {
 	{ "mem", PEER_ARG_MEM },
 	{ "memory", PEER_ARG_MEM },
@@ -116,12 +111,17 @@ static int peer_show_one(const struct sacred_peer_info *info, void *arg)
 	return 0;
 }
 
+static const struct cli_arg peer_show_table[] = {
+	[PEER_ARG_MEM] = CLI_U32(struct peer_show, mem_id, "mem", 0,
+				 PEER_MEM_MAX, "memory instance id"),
+	[PEER_ARG_PID] = CLI_U32(struct peer_show, pid, "pid", 0, UINT32_MAX,
+				 "pid"),
+};
+
 static int peer_parse(struct cli *cli, int argc, char **argv,
 		      struct peer_show *show)
 {
 	int ret;
-	int id;
-	int i;
 
 	if (argc && argv[0][0] >= '0' && argv[0][0] <= '9') {
 		if (argc > 1)
@@ -139,22 +139,10 @@ static int peer_parse(struct cli *cli, int argc, char **argv,
 		return SACRED_EXIT_OK;
 	}
 
-	for (i = 0; i < argc; i += 2) {
-		ret = cli_keyword(cli, peer_show_args, peer_arg_names,
-				  argc - i, argv + i, &show->seen, &id);
-		if (ret)
-			return ret;
-
-		if (id == PEER_ARG_MEM &&
-		    parse_u32(argv[i + 1], 0, PEER_MEM_MAX, &show->mem_id))
-			return cli_usage(cli,
-					 "invalid memory instance id \"%s\" (0-%u)",
-					 argv[i + 1], PEER_MEM_MAX);
-		if (id == PEER_ARG_PID &&
-		    parse_u32(argv[i + 1], 0, UINT32_MAX, &show->pid))
-			return cli_usage(cli, "invalid pid \"%s\" (0-%u)",
-					 argv[i + 1], UINT32_MAX);
-	}
+	ret = cli_args_parse(cli, peer_show_args, peer_show_table, argc, argv,
+			     &show->seen, show);
+	if (ret)
+		return ret;
 	if ((show->seen & ARG(PEER_ARG_PID)) &&
 	    !(show->seen & ARG(PEER_ARG_MEM)))
 		return cli_usage(cli, "\"pid\" needs \"mem\"");

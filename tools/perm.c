@@ -22,15 +22,6 @@ enum perm_arg {
 	PERM_ARG_TARGET,
 };
 
-static const char *const perm_arg_names[] = {
-	[PERM_ARG_MEM] = "mem",
-	[PERM_ARG_ID] = "id",
-	[PERM_ARG_PID] = "pid",
-	[PERM_ARG_ACCESS] = "access",
-	[PERM_ARG_BALLOT] = "ballot",
-	[PERM_ARG_TARGET] = "target",
-};
-
 static const struct cli_word perm_set_args[] = {
 	{ "mem", PERM_ARG_MEM },
 	{ "memory", PERM_ARG_MEM },
@@ -64,70 +55,48 @@ static int perm_help(struct cli *cli, int argc, char **argv)
 	return SACRED_EXIT_OK;
 }
 
-static int perm_parse_arg(struct cli *cli, int argc, char **argv,
-			  unsigned int *seen, uint32_t *mem_id, uint32_t *pid,
-			  struct sacred_perm_req *req)
+/* What "set" parses its keywords into. */
+struct perm_args {
+	uint32_t mem_id;
+	uint32_t pid;
+	struct sacred_perm_req req;
+};
+
+static int perm_arg_access(struct cli *cli, const char *val, void *args)
 {
-	const char *val;
-	int ret;
-	int id;
+	struct perm_args *a = args;
 
-	ret = cli_keyword(cli, perm_set_args, perm_arg_names, argc, argv,
-			  seen, &id);
-	if (ret)
-		return ret;
-	val = argv[1];
-
-	switch (id) {
-	case PERM_ARG_MEM:
-		if (parse_u32(val, 0, PERM_ID_MAX, mem_id))
-			return cli_usage(cli,
-					 "invalid memory instance id \"%s\" (0-%u)",
-					 val, PERM_ID_MAX);
-		break;
-	case PERM_ARG_ID:
-		if (parse_u32(val, 0, PERM_ID_MAX, &req->region_id))
-			return cli_usage(cli, "invalid region id \"%s\" (0-%u)",
-					 val, PERM_ID_MAX);
-		break;
-	case PERM_ARG_PID:
-		if (parse_u32(val, 0, UINT32_MAX, pid))
-			return cli_usage(cli, "invalid pid \"%s\" (0-%u)", val,
-					 UINT32_MAX);
-		break;
-	case PERM_ARG_ACCESS:
-		if (sacred_access_parse(val, &req->access))
-			return cli_usage(cli,
-					 "invalid access \"%s\" (none, r, rw, rwa)",
-					 val);
-		break;
-	case PERM_ARG_BALLOT:
-		if (parse_u64(val, &req->ballot))
-			return cli_usage(cli, "invalid ballot \"%s\" (0-%llu)",
-					 val, (unsigned long long)UINT64_MAX);
-		break;
-	case PERM_ARG_TARGET:
-		if (parse_u32(val, 0, UINT32_MAX, &req->target))
-			return cli_usage(cli, "invalid target \"%s\" (0-%u)",
-					 val, UINT32_MAX);
-		break;
-	}
+	if (sacred_access_parse(val, &a->req.access))
+		return cli_usage(cli, "invalid access \"%s\" (none, r, rw, rwa)",
+				 val);
 	return SACRED_EXIT_OK;
 }
 
+static const struct cli_arg perm_set_table[] = {
+	[PERM_ARG_MEM] = CLI_U32(struct perm_args, mem_id, "mem", 0,
+				 PERM_ID_MAX, "memory instance id"),
+	[PERM_ARG_ID] = CLI_U32(struct perm_args, req.region_id, "id", 0,
+				PERM_ID_MAX, "region id"),
+	[PERM_ARG_PID] = CLI_U32(struct perm_args, pid, "pid", 0, UINT32_MAX,
+				 "pid"),
+	[PERM_ARG_ACCESS] = CLI_FUNC("access", perm_arg_access),
+	[PERM_ARG_BALLOT] = CLI_HINTED(CLI_ARG_U64, struct perm_args,
+				       req.ballot, "ballot", "ballot",
+				       "0-18446744073709551615"),
+	[PERM_ARG_TARGET] = CLI_U32(struct perm_args, req.target, "target", 0,
+				    UINT32_MAX, "target"),
+};
+
 static int perm_set(struct cli *cli, int argc, char **argv)
 {
-	struct sacred_perm_req req = { 0 };
+	struct perm_args a = { 0 };
 	unsigned int seen = 0;
-	uint32_t mem_id = 0;
-	uint32_t pid = 0;
 	int ret;
-	int i;
 
 	/* The region's handle, if given, comes first. */
 	if (argc && argv[0][0] >= '0' && argv[0][0] <= '9') {
-		if (parse_u32_pair(argv[0], PERM_ID_MAX, &mem_id,
-				   &req.region_id) != 2)
+		if (parse_u32_pair(argv[0], PERM_ID_MAX, &a.mem_id,
+				   &a.req.region_id) != 2)
 			return cli_usage(cli,
 					 "invalid region \"%s\" (MEM_ID/ID, each 0-%u)",
 					 argv[0], PERM_ID_MAX);
@@ -135,38 +104,32 @@ static int perm_set(struct cli *cli, int argc, char **argv)
 		argc--;
 		argv++;
 	}
-	for (i = 0; i < argc; i += 2) {
-		ret = perm_parse_arg(cli, argc - i, argv + i, &seen, &mem_id,
-				     &pid, &req);
-		if (ret)
-			return ret;
-	}
-	if (!(seen & ARG(PERM_ARG_MEM)))
-		return cli_usage(cli, "\"mem\" is required");
-	if (!(seen & ARG(PERM_ARG_ID)))
-		return cli_usage(cli, "\"id\" is required");
-	if (!(seen & ARG(PERM_ARG_PID)))
-		return cli_usage(cli, "\"pid\" is required");
-	if (!(seen & ARG(PERM_ARG_ACCESS)))
-		return cli_usage(cli, "\"access\" is required");
+	ret = cli_args_parse(cli, perm_set_args, perm_set_table, argc, argv,
+			     &seen, &a);
+	if (!ret)
+		ret = cli_required(cli, perm_set_table, seen,
+				   ARG(PERM_ARG_MEM) | ARG(PERM_ARG_ID) |
+				   ARG(PERM_ARG_PID) | ARG(PERM_ARG_ACCESS));
+	if (ret)
+		return ret;
 
 	ret = cli_open(cli);
 	if (ret)
 		return ret;
-	if (!req.access && !(seen & ARG(PERM_ARG_TARGET))) {
+	if (!a.req.access && !(seen & ARG(PERM_ARG_TARGET))) {
 		struct sacred_region_info info;
 
 		/* Not a silent "target 0": say what the policy needs. */
-		ret = sacred_region_get(cli->ctrl, mem_id, req.region_id,
+		ret = sacred_region_get(cli->ctrl, a.mem_id, a.req.region_id,
 					&info);
 		if (ret)
 			return cli_fail(cli, ret);
 		if (info.policy == SACRED_POLICY_REVOKE_ONLY)
 			return cli_usage(cli,
 					 "region %u/%u is revoke-only: \"target\" names the process to revoke",
-					 mem_id, req.region_id);
+					 a.mem_id, a.req.region_id);
 	}
-	ret = sacred_perm_set(cli->ctrl, mem_id, pid, &req);
+	ret = sacred_perm_set(cli->ctrl, a.mem_id, a.pid, &a.req);
 	return ret ? cli_fail(cli, ret) : SACRED_EXIT_OK;
 }
 

@@ -34,17 +34,6 @@ enum region_arg {
 	REGION_ARG_SECTION,
 };
 
-static const char *const region_arg_names[] = {
-	[REGION_ARG_MEM] = "mem",
-	[REGION_ARG_ID] = "id",
-	[REGION_ARG_SIZE] = "size",
-	[REGION_ARG_POLICY] = "policy",
-	[REGION_ARG_ACL] = "acl",
-	[REGION_ARG_TAG] = "tag",
-	[REGION_ARG_PROG] = "prog",
-	[REGION_ARG_SECTION] = "section",
-};
-
 static const struct cli_word region_add_args[] = {
 	{ "mem", REGION_ARG_MEM },
 	{ "memory", REGION_ARG_MEM },
@@ -316,64 +305,35 @@ static int region_print_one(struct cli *cli,
 	return SACRED_EXIT_OK;
 }
 
-/* One "KEYWORD VALUE" pair of @words into @args. */
-static int region_parse_arg(struct cli *cli, const struct cli_word *words,
-			    int argc, char **argv, struct region_args *args)
+static int region_arg_policy(struct cli *cli, const char *val, void *args)
 {
+	struct region_args *a = args;
 	char policies[POLICY_LIST_LEN];
-	const char *val;
-	int ret;
-	int id;
 
-	ret = cli_keyword(cli, words, region_arg_names, argc, argv,
-			  &args->seen, &id);
-	if (ret)
-		return ret;
-	val = argv[1];
-
-	switch (id) {
-	case REGION_ARG_MEM:
-		if (parse_u32(val, 0, REGION_ID_MAX, &args->mem_id))
-			return cli_usage(cli,
-					 "invalid memory instance id \"%s\" (0-%u)",
-					 val, REGION_ID_MAX);
-		break;
-	case REGION_ARG_ID:
-		if (parse_u32(val, 0, REGION_ID_MAX, &args->id))
-			return cli_usage(cli,
-					 "invalid region id \"%s\" (0-%u)",
-					 val, REGION_ID_MAX);
-		break;
-	case REGION_ARG_SIZE:
-		if (parse_size(val, &args->size) || !args->size)
-			return cli_usage(cli,
-					 "invalid size \"%s\" (bytes, or with k, m or g: 64k, 1g)",
-					 val);
-		break;
-	case REGION_ARG_POLICY:
-		if (sacred_policy_parse(val, &args->policy))
-			return cli_usage(cli, "invalid policy \"%s\" (%s)", val,
-					 policy_list(policies,
-						     sizeof(policies), ", "));
-		break;
-	case REGION_ARG_ACL:
-		args->acl = val;	/* parsed by region_set() */
-		break;
-	case REGION_ARG_TAG:
-		if (parse_u64(val, &args->tag))
-			return cli_usage(cli,
-					 "invalid tag \"%s\" (0-18446744073709551615, or 0x hex)",
-					 val);
-		break;
-	case REGION_ARG_PROG:
-		args->prog.file = val;
-		break;
-	case REGION_ARG_SECTION:
-		args->prog.section = val;
-		break;
-	}
+	if (sacred_policy_parse(val, &a->policy))
+		return cli_usage(cli, "invalid policy \"%s\" (%s)", val,
+				 policy_list(policies, sizeof(policies), ", "));
 	return SACRED_EXIT_OK;
 }
+
+static const struct cli_arg region_table[] = {
+	[REGION_ARG_MEM] = CLI_U32(struct region_args, mem_id, "mem", 0,
+				   REGION_ID_MAX, "memory instance id"),
+	[REGION_ARG_ID] = CLI_U32(struct region_args, id, "id", 0,
+				  REGION_ID_MAX, "region id"),
+	[REGION_ARG_SIZE] = CLI_HINTED(CLI_ARG_SIZE, struct region_args, size,
+				       "size", "size",
+				       "bytes, or with k, m or g: 64k, 1g"),
+	[REGION_ARG_POLICY] = CLI_FUNC("policy", region_arg_policy),
+	/* parsed by region_set() */
+	[REGION_ARG_ACL] = CLI_STR(struct region_args, acl, "acl"),
+	[REGION_ARG_TAG] = CLI_HINTED(CLI_ARG_U64, struct region_args, tag,
+				      "tag", "tag",
+				      "0-18446744073709551615, or 0x hex"),
+	[REGION_ARG_PROG] = CLI_STR(struct region_args, prog.file, "prog"),
+	[REGION_ARG_SECTION] = CLI_STR(struct region_args, prog.section,
+				       "section"),
+};
 
 /*
  * The "KEYWORD VALUE" pairs of "add" or "set" into @args; "prog pinned
@@ -386,7 +346,8 @@ static int region_parse_args(struct cli *cli, const struct cli_word *words,
 	int i;
 
 	for (i = 0; i < argc; i += 2) {
-		ret = region_parse_arg(cli, words, argc - i, argv + i, args);
+		ret = cli_arg_parse(cli, words, region_table, argc - i,
+				    argv + i, &args->seen, args);
 		if (ret)
 			return ret;
 		if (args->prog.file && !strcmp(args->prog.file, "pinned") &&
@@ -440,7 +401,6 @@ static int region_parse_sel(struct cli *cli, int argc, char **argv,
 			    struct region_args *args)
 {
 	int ret;
-	int i;
 
 	if (argc && is_handle(argv[0])) {
 		if (argc > 1)
@@ -449,12 +409,10 @@ static int region_parse_sel(struct cli *cli, int argc, char **argv,
 		return region_parse_handle(cli, argv[0], args);
 	}
 
-	for (i = 0; i < argc; i += 2) {
-		ret = region_parse_arg(cli, region_sel_args, argc - i, argv + i,
-				       args);
-		if (ret)
-			return ret;
-	}
+	ret = cli_args_parse(cli, region_sel_args, region_table, argc, argv,
+			     &args->seen, args);
+	if (ret)
+		return ret;
 	if ((args->seen & ARG(REGION_ARG_ID)) &&
 	    !(args->seen & ARG(REGION_ARG_MEM)))
 		return cli_usage(cli, "\"id\" needs \"mem\"");
@@ -472,12 +430,11 @@ static int region_add(struct cli *cli, int argc, char **argv)
 	int ret;
 
 	ret = region_parse_args(cli, region_add_args, argc, argv, &args);
+	if (!ret)
+		ret = cli_required(cli, region_table, args.seen,
+				   ARG(REGION_ARG_MEM) | ARG(REGION_ARG_SIZE));
 	if (ret)
 		return ret;
-	if (!(args.seen & ARG(REGION_ARG_MEM)))
-		return cli_usage(cli, "\"mem\" is required");
-	if (!(args.seen & ARG(REGION_ARG_SIZE)))
-		return cli_usage(cli, "\"size\" is required");
 	if (args.policy == SACRED_POLICY_BPF) {
 		if (!args.prog.file && !args.prog.pinned)
 			return cli_usage(cli, "policy bpf needs \"prog\"");
@@ -517,12 +474,11 @@ static int region_del(struct cli *cli, int argc, char **argv)
 		return cli_usage(cli,
 				 "region expected: mem MEM_ID id ID, or MEM_ID/ID");
 	ret = region_parse_sel(cli, argc, argv, &args);
+	if (!ret)
+		ret = cli_required(cli, region_table, args.seen,
+				   ARG(REGION_ARG_MEM) | ARG(REGION_ARG_ID));
 	if (ret)
 		return ret;
-	if (!(args.seen & ARG(REGION_ARG_MEM)))
-		return cli_usage(cli, "\"mem\" is required");
-	if (!(args.seen & ARG(REGION_ARG_ID)))
-		return cli_usage(cli, "\"id\" is required");
 
 	ret = cli_open(cli);
 	if (ret)
@@ -556,12 +512,11 @@ static int region_set(struct cli *cli, int argc, char **argv)
 		argv++;
 	}
 	ret = region_parse_args(cli, region_set_args, argc, argv, &args);
+	if (!ret)
+		ret = cli_required(cli, region_table, args.seen,
+				   ARG(REGION_ARG_MEM) | ARG(REGION_ARG_ID));
 	if (ret)
 		return ret;
-	if (!(args.seen & ARG(REGION_ARG_MEM)))
-		return cli_usage(cli, "\"mem\" is required");
-	if (!(args.seen & ARG(REGION_ARG_ID)))
-		return cli_usage(cli, "\"id\" is required");
 	if (!(args.seen & (ARG(REGION_ARG_ACL) | ARG(REGION_ARG_POLICY) |
 			   ARG(REGION_ARG_PROG))))
 		return cli_usage(cli, "\"acl\", \"policy\" or \"prog\" is required");

@@ -123,20 +123,89 @@ int cli_usage(struct cli *cli, const char *fmt, ...)
 	return SACRED_EXIT_USAGE;
 }
 
-int cli_keyword(struct cli *cli, const struct cli_word *words,
-		const char *const *names, int argc, char **argv,
-		unsigned int *seen, int *id)
+/* The value @val of @a into @args + @a->off. */
+static int cli_arg_value(struct cli *cli, const struct cli_arg *a,
+			 const char *val, void *args)
 {
-	*id = word_lookup(words, argv[0]);
-	if (*id == WORD_UNKNOWN)
+	void *dst = (char *)args + a->off;
+	uint32_t num;
+	int bad = 0;
+
+	switch (a->type) {
+	case CLI_ARG_STR:
+		*(const char **)dst = val;
+		return SACRED_EXIT_OK;
+	case CLI_ARG_FUNC:
+		return a->parse(cli, val, args);
+	case CLI_ARG_U32:
+	case CLI_ARG_U16:
+		bad = parse_u32(val, a->min, a->max, &num);
+		if (!bad && a->type == CLI_ARG_U32)
+			*(uint32_t *)dst = num;
+		else if (!bad)
+			*(uint16_t *)dst = num;
+		if (bad)
+			return cli_usage(cli, "invalid %s \"%s\" (%u-%u)",
+					 a->what, val, a->min, a->max);
+		return SACRED_EXIT_OK;
+	case CLI_ARG_U64:
+		bad = parse_u64(val, dst);
+		break;
+	case CLI_ARG_SIZE:
+		bad = parse_size(val, dst) || !*(uint64_t *)dst;
+		break;
+	case CLI_ARG_ADDR:
+		bad = parse_addr(val, dst);
+		break;
+	}
+	if (bad)
+		return cli_usage(cli, "invalid %s \"%s\" (%s)", a->what, val,
+				 a->hint);
+	return SACRED_EXIT_OK;
+}
+
+int cli_arg_parse(struct cli *cli, const struct cli_word *words,
+		  const struct cli_arg *table, int argc, char **argv,
+		  unsigned int *seen, void *args)
+{
+	int id = word_lookup(words, argv[0]);
+
+	if (id == WORD_UNKNOWN)
 		return cli_usage(cli, "unknown argument \"%s\"", argv[0]);
-	if (*id == WORD_AMBIGUOUS)
+	if (id == WORD_AMBIGUOUS)
 		return cli_usage(cli, "ambiguous argument \"%s\"", argv[0]);
-	if (*seen & (1u << *id))
-		return cli_usage(cli, "\"%s\" given twice", names[*id]);
-	*seen |= 1u << *id;
+	if (*seen & (1u << id))
+		return cli_usage(cli, "\"%s\" given twice", table[id].name);
+	*seen |= 1u << id;
 	if (argc < 2)
-		return cli_usage(cli, "\"%s\" needs a value", names[*id]);
+		return cli_usage(cli, "\"%s\" needs a value", table[id].name);
+	return cli_arg_value(cli, &table[id], argv[1], args);
+}
+
+int cli_args_parse(struct cli *cli, const struct cli_word *words,
+		   const struct cli_arg *table, int argc, char **argv,
+		   unsigned int *seen, void *args)
+{
+	int i, ret;
+
+	for (i = 0; i < argc; i += 2) {
+		ret = cli_arg_parse(cli, words, table, argc - i, argv + i,
+				    seen, args);
+		if (ret)
+			return ret;
+	}
+	return SACRED_EXIT_OK;
+}
+
+int cli_required(struct cli *cli, const struct cli_arg *table,
+		 unsigned int seen, unsigned int mask)
+{
+	unsigned int id;
+
+	for (id = 0; mask >> id; id++)
+		if ((mask & ~seen) & (1u << id))
+			return cli_usage(cli, "\"%s\" is required",
+					 table[id].name);
 	return SACRED_EXIT_OK;
 }
 

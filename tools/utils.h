@@ -291,23 +291,103 @@ int cli_usage(struct cli *cli, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /**
- * cli_keyword() - check the keyword of a "KEYWORD VALUE" pair
+ * enum cli_arg_type - how the value of a "KEYWORD VALUE" pair is parsed
+ * @CLI_ARG_STR: the word itself, into a const char *
+ * @CLI_ARG_U32: parse_u32() within @min-@max, into a uint32_t
+ * @CLI_ARG_U16: the same into a uint16_t
+ * @CLI_ARG_U64: parse_u64(), into a uint64_t
+ * @CLI_ARG_SIZE: parse_size(), 0 refused, into a uint64_t
+ * @CLI_ARG_ADDR: parse_addr(), into a struct sockaddr_storage
+ * @CLI_ARG_FUNC: @parse, which reports its own usage errors
+ */
+enum cli_arg_type {
+	CLI_ARG_STR,
+	CLI_ARG_U32,
+	CLI_ARG_U16,
+	CLI_ARG_U64,
+	CLI_ARG_SIZE,
+	CLI_ARG_ADDR,
+	CLI_ARG_FUNC,
+};
+
+/**
+ * struct cli_arg - one keyword of a command, in a table indexed by its id
+ * @name: its full name, for the messages ("\"dev\" given twice")
+ * @type: how its value is parsed
+ * @off: where the value goes: its offset in the caller's arguments struct
+ * @min: @CLI_ARG_U32, @CLI_ARG_U16: the smallest value taken
+ * @max: and the largest
+ * @what: what an invalid value is called: "invalid WHAT \"VALUE\" (HINT)"
+ * @hint: HINT; NULL for "MIN-MAX"
+ * @parse: @CLI_ARG_FUNC: parses @val into @args, the whole struct
+ *
+ * An entry without @name is a keyword the command does not take.
+ */
+struct cli_arg {
+	const char *name;
+	enum cli_arg_type type;
+	size_t off;
+	uint32_t min, max;
+	const char *what;
+	const char *hint;
+	int (*parse)(struct cli *cli, const char *val, void *args);
+};
+
+/**
+ * cli_arg_parse() - parse one "KEYWORD VALUE" pair by a keyword table
  * @cli: context, for the usage errors
- * @words: the keywords taken here
- * @names: each keyword id's full name, for the messages
+ * @words: the keywords taken here (with their aliases)
+ * @table: each keyword id's entry
  * @argc: arguments left, @argv[0] the keyword
  * @argv: the arguments
  * @seen: bit (1 << id) of every keyword given so far; the new one's is set
- * @id: gets the keyword's id
+ * @args: the struct the values go into (@table's offsets)
  *
- * An unknown, ambiguous or repeated keyword, or one without a value, is
- * a usage error, reported here.
+ * An unknown, ambiguous or repeated keyword, one without a value, or an
+ * invalid value is a usage error, reported here.
  *
  * Return: SACRED_EXIT_OK, or SACRED_EXIT_USAGE.
  */
-int cli_keyword(struct cli *cli, const struct cli_word *words,
-		const char *const *names, int argc, char **argv,
-		unsigned int *seen, int *id);
+int cli_arg_parse(struct cli *cli, const struct cli_word *words,
+		  const struct cli_arg *table, int argc, char **argv,
+		  unsigned int *seen, void *args);
+
+/**
+ * cli_args_parse() - cli_arg_parse() every pair of @argv
+ *
+ * Return: SACRED_EXIT_OK, or the first pair's SACRED_EXIT_USAGE.
+ */
+int cli_args_parse(struct cli *cli, const struct cli_word *words,
+		   const struct cli_arg *table, int argc, char **argv,
+		   unsigned int *seen, void *args);
+
+/**
+ * cli_required() - check that every keyword of @mask was given
+ * @cli: context, for the usage error
+ * @table: the keywords' table, for their names
+ * @seen: the keywords given (cli_arg_parse())
+ * @mask: bit (1 << id) of each keyword required
+ *
+ * The first missing one, by id, is a usage error: "\"NAME\" is required".
+ *
+ * Return: SACRED_EXIT_OK, or SACRED_EXIT_USAGE.
+ */
+int cli_required(struct cli *cli, const struct cli_arg *table,
+		 unsigned int seen, unsigned int mask);
+
+/* Table entries of struct cli_arg, for the arguments struct @T. */
+#define CLI_STR(T, f, n) \
+	{ .name = (n), .type = CLI_ARG_STR, .off = offsetof(T, f) }
+#define CLI_U32(T, f, n, lo, hi, w) \
+	{ .name = (n), .type = CLI_ARG_U32, .off = offsetof(T, f), \
+	  .min = (lo), .max = (hi), .what = (w) }
+#define CLI_U16(T, f, n, lo, hi, w) \
+	{ .name = (n), .type = CLI_ARG_U16, .off = offsetof(T, f), \
+	  .min = (lo), .max = (hi), .what = (w) }
+#define CLI_HINTED(t, T, f, n, w, h) \
+	{ .name = (n), .type = (t), .off = offsetof(T, f), .what = (w), \
+	  .hint = (h) }
+#define CLI_FUNC(n, fn)	{ .name = (n), .type = CLI_ARG_FUNC, .parse = (fn) }
 
 /**
  * cli_dispatch() - run the command @argv[0] names from @cmds
