@@ -541,46 +541,51 @@ static void kv_replica_usage(FILE *f)
 		KV_CAPACITY, SACRED_MAC_LEN);
 }
 
-static int kv_replica(int argc, char **argv)
-{
+/* A replica: its configuration, then what it runs with. */
+struct kv_replica {
+	struct sacred_log_attr la;
+	struct sacred_rmem_attr ra;
 	struct sockaddr_in addrs[SACRED_RMEM_MAX];
 	struct sacred_rmem_member mems[SACRED_RMEM_MAX];
-	struct sacred_rmem_attr ra = { .max_io = 65536 };
-	struct sacred_log_attr la = {
-		.log_region = KV_LOG_REGION,
-		.hb_region = KV_HB_REGION,
-		.capacity = KV_CAPACITY,
-		.entry_max = sizeof(struct kv_cmd),
-		.snapshot_max = KV_SNAP_MAX,
-		.snapshot = kv_snapshot,
-		.restore = kv_restore,
-	};
+	uint8_t key[SACRED_MAC_LEN];
+	const char *dir;
+	char *keyfile;
+	unsigned int nr_mems, pid_base;
+	bool verbose;
+	struct sacred_rmem *rm;
+	struct sacred_log *log;
+	struct kv_state *st;
+	struct sacred_log_stats ls;	/* as of the last poll */
+	uint64_t restores, t0;
+	bool leading;
+	struct pollfd pfd[KV_CONNS_MAX + 1];	/* [0]: the listener */
+	unsigned int nfds;
+	int lfd;
+};
+
+/*
+ * The command line into @r. Return: -1 to go on, else the exit status
+ * (0 for -h).
+ */
+static int kv_replica_args(int argc, char **argv, struct kv_replica *r)
+{
 	static const struct option long_options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct pollfd pfd[KV_CONNS_MAX + 1];
-	const char *dir = KV_DIR_DEFAULT;
-	char *memlist = NULL, *keyfile = NULL;
-	uint8_t key[SACRED_MAC_LEN];
-	unsigned int i, nr_mems = 0, nfds = 1, pid_base = KV_PID_BASE;
+	struct sacred_log_attr *la = &r->la;
+	char *memlist = NULL;
+	bool have_me = false;
+	int opt;
 	long v;
-	struct sacred_rmem *rm = NULL;
-	struct sacred_log *log = NULL;
-	struct sacred_log_stats ls = { 0 };
-	uint64_t restores = 0;
-	struct kv_state *st;
-	bool verbose = false, leading = false, have_me = false;
-	uint64_t t0 = kv_now_ms();
-	int opt, ret = 1, lfd = -1;
 
 	while ((opt = getopt_long(argc, argv, "i:n:m:d:P:L:H:c:s:C:k:vh",
 				  long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'm': memlist = optarg; continue;
-		case 'd': dir = optarg; continue;
-		case 'k': keyfile = optarg; continue;
-		case 'v': verbose = true; continue;
+		case 'd': r->dir = optarg; continue;
+		case 'k': r->keyfile = optarg; continue;
+		case 'v': r->verbose = true; continue;
 		case 'h': kv_replica_usage(stdout); return 0;
 		case 'i': case 'n': case 'P': case 'L': case 'H': case 'c':
 		case 's': case 'C':
@@ -592,145 +597,198 @@ static int kv_replica(int argc, char **argv)
 				   UINT32_MAX, &v))
 			return 2;
 		switch (opt) {
-		case 'i': la.me = v; have_me = true; break;
-		case 'n': la.nr_procs = v; break;
-		case 'P': pid_base = v; break;
-		case 'L': la.log_region = v; break;
-		case 'H': la.hb_region = v; break;
-		case 'c': la.capacity = v; break;
-		case 's': la.suspect_ms = v; break;
-		case 'C': la.calm_timeouts = v; break;
+		case 'i': la->me = v; have_me = true; break;
+		case 'n': la->nr_procs = v; break;
+		case 'P': r->pid_base = v; break;
+		case 'L': la->log_region = v; break;
+		case 'H': la->hb_region = v; break;
+		case 'c': la->capacity = v; break;
+		case 's': la->suspect_ms = v; break;
+		case 'C': la->calm_timeouts = v; break;
 		}
 	}
-	if (optind < argc || !have_me || !la.nr_procs || !memlist ||
-	    la.me >= la.nr_procs || kv_parse_mems(memlist, addrs, &nr_mems)) {
+	if (optind < argc || !have_me || !la->nr_procs || !memlist ||
+	    la->me >= la->nr_procs ||
+	    kv_parse_mems(memlist, r->addrs, &r->nr_mems)) {
 		kv_replica_usage(stderr);
 		return 2;
 	}
-	if (keyfile && kv_read_key(keyfile, key))
+	if (r->keyfile && kv_read_key(r->keyfile, r->key))
 		return 2;
-	st = calloc(1, sizeof(*st));
-	if (!st)
-		return 1;
-	for (i = 0; i < nr_mems; i++)
-		mems[i] = (struct sacred_rmem_member){
-			.addr = (struct sockaddr *)&addrs[i],
-			.key = keyfile ? key : NULL,
+	return -1;
+}
+
+/* Connected to the memories, the log opened: 0, or 1 (said why). */
+static int kv_replica_open(struct kv_replica *r)
+{
+	struct sacred_log_attr *la = &r->la;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < r->nr_mems; i++)
+		r->mems[i] = (struct sacred_rmem_member){
+			.addr = (struct sockaddr *)&r->addrs[i],
+			.key = r->keyfile ? r->key : NULL,
 		};
-	ra.process_id = pid_base + la.me;
-	ra.nr_mems = nr_mems;
-	ra.mems = mems;
-	ret = sacred_rmem_create(&ra, &rm);
+	r->ra.process_id = r->pid_base + la->me;
+	r->ra.nr_mems = r->nr_mems;
+	r->ra.mems = r->mems;
+	ret = sacred_rmem_create(&r->ra, &r->rm);
 	if (ret) {
 		fprintf(stderr, "sacred-kv %u: connecting to the memories: %s\n",
-			la.me, strerror(-ret));
-		ret = 1;
-		goto out;
+			la->me, strerror(-ret));
+		return 1;
 	}
-	la.rm = rm;
-	la.commit = kv_apply;
-	la.arg = st;
-	ret = sacred_log_open(&la, &log);
-	if (ret == -ENOSPC) {
+	la->rm = r->rm;
+	la->commit = kv_apply;
+	la->arg = r->st;
+	ret = sacred_log_open(la, &r->log);
+	if (ret == -ENOSPC)
 		fprintf(stderr,
 			"sacred-kv %u: log region %u is too small: it needs %llu bytes for %u replicas and -c %u\n",
-			la.me, la.log_region,
-			(unsigned long long)sacred_log_region_size(&la),
-			la.nr_procs, la.capacity);
-		ret = 1;
-		goto out;
-	}
-	if (ret == -EPROTO) {
+			la->me, la->log_region,
+			(unsigned long long)sacred_log_region_size(la),
+			la->nr_procs, la->capacity);
+	else if (ret == -EPROTO)
 		fprintf(stderr,
 			"sacred-kv %u: opening the log: %s: no quorum of the memories holds one incarnation of regions %u and %u (make each with one tag on every memory: sacred region add ... tag TAG), or a memory speaks another wire version\n",
-			la.me, strerror(EPROTO), la.log_region, la.hb_region);
-		ret = 1;
-		goto out;
-	}
-	if (ret) {
-		fprintf(stderr, "sacred-kv %u: opening the log: %s\n", la.me,
+			la->me, strerror(EPROTO), la->log_region,
+			la->hb_region);
+	else if (ret)
+		fprintf(stderr, "sacred-kv %u: opening the log: %s\n", la->me,
 			strerror(-ret));
-		ret = 1;
-		goto out;
+	return ret ? 1 : 0;
+}
+
+/* With -v: a snapshot restored, leadership won or lost since last time. */
+static void kv_replica_report(struct kv_replica *r)
+{
+	unsigned int me = r->la.me;
+
+	sacred_log_stats(r->log, &r->ls);
+	if (r->ls.restores != r->restores) {
+		r->restores = r->ls.restores;
+		if (r->verbose)
+			fprintf(stderr,
+				"sacred-kv %u: restored a snapshot of %llu entries (the log's older ones are overwritten)\n",
+				me, (unsigned long long)r->st->applied);
 	}
-	lfd = kv_listen(dir, la.me);
-	if (lfd < 0) {
-		fprintf(stderr, "sacred-kv %u: listening in %s: %s\n", la.me,
-			dir, strerror(-lfd));
-		ret = 1;
-		goto out;
+	if (sacred_log_is_leader(r->log) != r->leading) {
+		r->leading = !r->leading;
+		if (r->verbose)
+			fprintf(stderr,
+				"sacred-kv %u: %s at %llu ms (log at %llu)\n",
+				me, r->leading ? "leading" : "following",
+				(unsigned long long)(kv_now_ms() - r->t0),
+				(unsigned long long)r->st->applied);
+	}
+}
+
+/* Up to 1 ms for the clients: answer requests, drop and take connections. */
+static void kv_replica_clients(struct kv_replica *r)
+{
+	struct pollfd *pfd = r->pfd;
+	unsigned int i;
+
+	if (poll(pfd, r->nfds, 1) <= 0)
+		return;
+	for (i = 1; i < r->nfds; i++) {
+		if (!pfd[i].revents)
+			continue;
+		if (pfd[i].revents & (POLLHUP | POLLERR)) {
+			close(pfd[i].fd);
+			pfd[i--] = pfd[--r->nfds];
+			continue;
+		}
+		kv_serve(r->log, r->st, pfd[i].fd, r->verbose, r->la.me);
+	}
+	if (pfd[0].revents & POLLIN) {
+		int cfd = accept4(r->lfd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (cfd >= 0 && r->nfds <= KV_CONNS_MAX) {
+			pfd[r->nfds].fd = cfd;
+			pfd[r->nfds++].events = POLLIN;
+		} else if (cfd >= 0) {
+			close(cfd);
+		}
+	}
+}
+
+/* Listening in r->dir, serving until SIGTERM or SIGINT: 0, or 1. */
+static int kv_replica_serve(struct kv_replica *r)
+{
+	unsigned int i;
+
+	r->lfd = kv_listen(r->dir, r->la.me);
+	if (r->lfd < 0) {
+		fprintf(stderr, "sacred-kv %u: listening in %s: %s\n",
+			r->la.me, r->dir, strerror(-r->lfd));
+		return 1;
 	}
 	signal(SIGTERM, kv_on_signal);
 	signal(SIGINT, kv_on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	pfd[0].fd = lfd;
-	pfd[0].events = POLLIN;
-	if (verbose)
+	r->pfd[0].fd = r->lfd;
+	r->pfd[0].events = POLLIN;
+	r->nfds = 1;
+	if (r->verbose)
 		fprintf(stderr, "sacred-kv %u: up (process %u, %u memories)\n",
-			la.me, ra.process_id, nr_mems);
-
+			r->la.me, r->ra.process_id, r->nr_mems);
 	while (!kv_stop) {
-		sacred_log_poll(log);
-		sacred_log_stats(log, &ls);
-		if (ls.restores != restores) {
-			restores = ls.restores;
-			if (verbose)
-				fprintf(stderr,
-					"sacred-kv %u: restored a snapshot of %llu entries (the log's older ones are overwritten)\n",
-					la.me, (unsigned long long)st->applied);
-		}
-		if (sacred_log_is_leader(log) != leading) {
-			leading = !leading;
-			if (verbose)
-				fprintf(stderr,
-					"sacred-kv %u: %s at %llu ms (log at %llu)\n",
-					la.me, leading ? "leading" : "following",
-					(unsigned long long)(kv_now_ms() - t0),
-					(unsigned long long)st->applied);
-		}
-		if (poll(pfd, nfds, 1) <= 0)
-			continue;
-		for (i = 1; i < nfds; i++) {
-			if (!pfd[i].revents)
-				continue;
-			if (pfd[i].revents & (POLLHUP | POLLERR)) {
-				close(pfd[i].fd);
-				pfd[i--] = pfd[--nfds];
-				continue;
-			}
-			kv_serve(log, st, pfd[i].fd, verbose, la.me);
-		}
-		if (pfd[0].revents & POLLIN) {
-			int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-
-			if (cfd >= 0 && nfds <= KV_CONNS_MAX) {
-				pfd[nfds].fd = cfd;
-				pfd[nfds++].events = POLLIN;
-			} else if (cfd >= 0) {
-				close(cfd);
-			}
-		}
+		sacred_log_poll(r->log);
+		kv_replica_report(r);
+		kv_replica_clients(r);
 	}
-	ret = 0;
-	for (i = 1; i < nfds; i++)
-		close(pfd[i].fd);
-	if (verbose)
+	for (i = 1; i < r->nfds; i++)
+		close(r->pfd[i].fd);
+	if (r->verbose)
 		fprintf(stderr,
 			"sacred-kv %u: stopped: log at %llu, %llu snapshots written, %llu restored\n",
-			la.me, (unsigned long long)st->applied,
-			(unsigned long long)ls.snapshots,
-			(unsigned long long)ls.restores);
-out:
-	if (lfd >= 0) {
+			r->la.me, (unsigned long long)r->st->applied,
+			(unsigned long long)r->ls.snapshots,
+			(unsigned long long)r->ls.restores);
+	return 0;
+}
+
+static int kv_replica(int argc, char **argv)
+{
+	static struct kv_replica r = {
+		.la = {
+			.log_region = KV_LOG_REGION,
+			.hb_region = KV_HB_REGION,
+			.capacity = KV_CAPACITY,
+			.entry_max = sizeof(struct kv_cmd),
+			.snapshot_max = KV_SNAP_MAX,
+			.snapshot = kv_snapshot,
+			.restore = kv_restore,
+		},
+		.ra = { .max_io = 65536 },
+		.dir = KV_DIR_DEFAULT,
+		.pid_base = KV_PID_BASE,
+		.lfd = -1,
+	};
+	int ret;
+
+	r.t0 = kv_now_ms();
+	ret = kv_replica_args(argc, argv, &r);
+	if (ret >= 0)
+		return ret;
+	r.st = calloc(1, sizeof(*r.st));
+	if (!r.st)
+		return 1;
+	ret = kv_replica_open(&r);
+	if (!ret)
+		ret = kv_replica_serve(&r);
+	if (r.lfd >= 0) {
 		char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
-		snprintf(path, sizeof(path), "%s/kv-%u.sock", dir, la.me);
+		snprintf(path, sizeof(path), "%s/kv-%u.sock", r.dir, r.la.me);
 		unlink(path);
-		close(lfd);
+		close(r.lfd);
 	}
-	sacred_log_close(log);
-	sacred_rmem_destroy(rm);
-	free(st);
+	sacred_log_close(r.log);
+	sacred_rmem_destroy(r.rm);
+	free(r.st);
 	return ret;
 }
 
