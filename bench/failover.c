@@ -109,109 +109,158 @@ static void send_msg(int fd, const struct msg *m)
  * when it was elected, led and committed; then it reports again only
  * after it saw another process lead.
  */
-static void proc(const struct sacred_mem_info *mem, unsigned int me,
-		 uint32_t log_region, const struct cfg *cfg, int fd)
+/* What one process of a trial or of the cycle goes by (proc()). */
+struct proc {
+	unsigned int me;
+	int fd;			/* to the parent */
+	const struct cfg *cfg;
+	struct sacred_log *log;
+	struct msg msg;		/* what it will report */
+	bool ready;		/* a follower: it reported ready */
+	bool armed;		/* a follower that saw another leader */
+	uint64_t appended;
+	double next_append;
+};
+
+/*
+ * Process @me's log at @log_region (heartbeats at the next region), with
+ * connections of its own to the memories. Static: a process has one.
+ */
+static struct sacred_log *proc_open(const struct sacred_mem_info *mem,
+				    unsigned int me, uint32_t log_region,
+				    const struct cfg *cfg)
 {
-	struct sacred_rmem_member m[NR_MEMS];
-	struct sacred_rmem_attr ra = {
-		.process_id = PID(me),
+	static struct sacred_rmem_member m[NR_MEMS];
+	static struct sacred_rmem_attr ra = {
 		.nr_mems = NR_MEMS,
 		.mems = m,
 		.max_io = 65536,
 	};
-	struct sacred_log_attr la = {
-		.log_region = log_region,
-		.hb_region = log_region + 1,
+	static struct sacred_log_attr la = {
 		.nr_procs = NR_PROCS,
-		.me = me,
 		.capacity = CAPACITY,
 		.entry_max = ENTRY_MAX,
-		.hb_period_ms = cfg->hb_ms,
-		.suspect_ms = cfg->suspect_ms,
-		.calm_timeouts = cfg->calm,
 	};
-	struct msg msg = { .who = me };
-	struct sacred_log_stats st;
 	struct sacred_rmem *rm;
 	struct sacred_log *log;
-	bool ready = false, armed = false;
-	char entry[ENTRY_MAX];
-	uint64_t appended = 0;
-	double next_append = 0;
 	int i, ret;
 
 	for (i = 0; i < NR_MEMS; i++)
 		m[i] = (struct sacred_rmem_member){
 			.addr = (struct sockaddr *)&mem[i].addr,
 		};
+	ra.process_id = PID(me);
 	ret = sacred_rmem_create(&ra, &rm);
 	if (ret)
 		die("sacred_rmem_create", ret);
+	la.log_region = log_region;
+	la.hb_region = log_region + 1;
+	la.me = me;
+	la.hb_period_ms = cfg->hb_ms;
+	la.suspect_ms = cfg->suspect_ms;
+	la.calm_timeouts = cfg->calm;
 	la.rm = rm;
 	ret = sacred_log_open(&la, &log);
 	if (ret)
 		die("sacred_log_open", ret);
+	return log;
+}
+
+/*
+ * A follower, after the poll that began at @t_poll: armed once it saw
+ * another leader; the poll in which its detector names it leader is when
+ * it suspected (the takeover runs in that same poll).
+ */
+static void proc_watch(struct proc *p, double t_poll)
+{
+	int leader = sacred_log_leader(p->log);
+
+	if (!p->me)
+		return;
+	if (p->ready && leader >= 0 && leader != (int)p->me)
+		p->armed = true;
+	if (p->armed && !p->msg.suspect && leader == (int)p->me) {
+		p->msg.suspect = t_poll;
+		p->msg.timeout = sacred_log_suspect_ms(p->log, 0);
+	}
+}
+
+/* The first commit of a follower that took over: report it, disarm. */
+static void proc_report_takeover(struct proc *p)
+{
+	struct sacred_log_stats st;
+
+	p->msg.commit = now_us();
+	p->msg.kind = 1;
+	if (!p->msg.suspect) {
+		p->msg.suspect = p->msg.leader;
+		p->msg.timeout = sacred_log_suspect_ms(p->log, 0);
+	}
+	sacred_log_stats(p->log, &st);
+	p->msg.raised = st.timeouts_raised;
+	p->msg.half = st.half_stills;
+	p->msg.lowered = st.timeouts_lowered;
+	send_msg(p->fd, &p->msg);
+	p->msg = (struct msg){ .who = p->me };
+	p->armed = false;
+}
+
+/* The leader's next append; false if it failed. */
+static bool proc_append(struct proc *p)
+{
+	char entry[ENTRY_MAX];
+
+	snprintf(entry, sizeof(entry), "P%u#%llu", p->me,
+		 (unsigned long long)p->appended);
+	if (sacred_log_propose(p->log, entry, strlen(entry), NULL))
+		return false;
+	p->appended++;
+	if (!p->me && p->appended == LEADER_READY)
+		send_msg(p->fd, &p->msg);
+	if (p->me && p->armed && !p->msg.commit)
+		proc_report_takeover(p);
+	p->next_append = now_us() + p->cfg->append_us;
+	return true;
+}
+
+static void proc(const struct sacred_mem_info *mem, unsigned int me,
+		 uint32_t log_region, const struct cfg *cfg, int fd)
+{
+	struct proc p = {
+		.me = me,
+		.fd = fd,
+		.cfg = cfg,
+		.log = proc_open(mem, me, log_region, cfg),
+		.msg = { .who = me },
+	};
+
 	for (;;) {
 		double t_poll = now_us();
 
-		/*
-		 * The detector names a new leader and its takeover runs in
-		 * the same poll: note when that poll began.
-		 */
-		sacred_log_poll(log);
-		if (me && ready && sacred_log_leader(log) >= 0 &&
-		    sacred_log_leader(log) != (int)me)
-			armed = true;
-		if (me && armed && !msg.suspect &&
-		    sacred_log_leader(log) == (int)me) {
-			msg.suspect = t_poll;
-			msg.timeout = sacred_log_suspect_ms(log, 0);
-		}
-		if (!sacred_log_is_leader(log)) {
-			if (me && !ready &&
-			    sacred_log_applied(log) >= FOLLOWER_READY) {
-				ready = true;
-				send_msg(fd, &msg);
+		sacred_log_poll(p.log);
+		proc_watch(&p, t_poll);
+		if (!sacred_log_is_leader(p.log)) {
+			if (me && !p.ready &&
+			    sacred_log_applied(p.log) >= FOLLOWER_READY) {
+				p.ready = true;
+				send_msg(fd, &p.msg);
 			}
 			usleep(1000);
 			continue;
 		}
-		if (me && armed && !msg.leader)
-			msg.leader = now_us();
+		if (me && p.armed && !p.msg.leader)
+			p.msg.leader = now_us();
 		/*
 		 * Between appends a leader polls on, as a follower does: its
 		 * heartbeat must not wait for the next append.
 		 */
-		if (now_us() < next_append && !(me && armed && !msg.commit)) {
+		if (now_us() < p.next_append &&
+		    !(me && p.armed && !p.msg.commit)) {
 			usleep(500);
 			continue;
 		}
-		snprintf(entry, sizeof(entry), "P%u#%llu", me,
-			 (unsigned long long)appended);
-		ret = sacred_log_propose(log, entry, strlen(entry), NULL);
-		if (ret) {
+		if (!proc_append(&p))
 			usleep(1000);
-			continue;
-		}
-		appended++;
-		if (!me && appended == LEADER_READY)
-			send_msg(fd, &msg);
-		if (me && armed && !msg.commit) {
-			msg.commit = now_us();
-			msg.kind = 1;
-			if (!msg.suspect) {
-				msg.suspect = msg.leader;
-				msg.timeout = sacred_log_suspect_ms(log, 0);
-			}
-			sacred_log_stats(log, &st);
-			msg.raised = st.timeouts_raised;
-			msg.half = st.half_stills;
-			msg.lowered = st.timeouts_lowered;
-			send_msg(fd, &msg);
-			msg = (struct msg){ .who = me };
-			armed = false;
-		}
-		next_append = now_us() + cfg->append_us;
 	}
 }
 
