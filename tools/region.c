@@ -491,40 +491,83 @@ static int region_del(struct cli *cli, int argc, char **argv)
  * "set { mem MEM_ID id ID | MEM_ID/ID } acl ACL": the handle, if given,
  * comes first; the keywords may follow in any order.
  */
-static int region_set(struct cli *cli, int argc, char **argv)
+/* The arguments of "set" into @args: a handle first, then keywords. */
+static int region_set_parse(struct cli *cli, int argc, char **argv,
+			    struct region_args *args)
 {
-	struct region_args args = { 0 };
-	struct sacred_acl_entry *acl = NULL;
-	struct prog_handle prog = { .fd = -1 };
-	const char *bad = NULL;
-	unsigned int n = 0;
 	int ret;
 
 	if (argc && is_handle(argv[0])) {
-		ret = region_parse_handle(cli, argv[0], &args);
+		ret = region_parse_handle(cli, argv[0], args);
 		if (ret)
 			return ret;
-		if (!(args.seen & ARG(REGION_ARG_ID)))
+		if (!(args->seen & ARG(REGION_ARG_ID)))
 			return cli_usage(cli,
 					 "invalid region \"%s\" (MEM_ID/ID)",
 					 argv[0]);
 		argc--;
 		argv++;
 	}
-	ret = region_parse_args(cli, region_set_args, argc, argv, &args);
+	ret = region_parse_args(cli, region_set_args, argc, argv, args);
 	if (!ret)
-		ret = cli_required(cli, region_table, args.seen,
+		ret = cli_required(cli, region_table, args->seen,
 				   ARG(REGION_ARG_MEM) | ARG(REGION_ARG_ID));
 	if (ret)
 		return ret;
-	if (!(args.seen & (ARG(REGION_ARG_ACL) | ARG(REGION_ARG_POLICY) |
-			   ARG(REGION_ARG_PROG))))
+	if (!(args->seen & (ARG(REGION_ARG_ACL) | ARG(REGION_ARG_POLICY) |
+			    ARG(REGION_ARG_PROG))))
 		return cli_usage(cli, "\"acl\", \"policy\" or \"prog\" is required");
-	if ((args.seen & ARG(REGION_ARG_POLICY)) &&
-	    args.policy == SACRED_POLICY_BPF && !args.prog.file &&
-	    !args.prog.pinned)
+	if ((args->seen & ARG(REGION_ARG_POLICY)) &&
+	    args->policy == SACRED_POLICY_BPF && !args->prog.file &&
+	    !args->prog.pinned)
 		return cli_usage(cli, "policy bpf needs \"prog\"");
+	return SACRED_EXIT_OK;
+}
 
+/*
+ * The policy (and program) of "set", if given. "prog" alone replaces a
+ * program: said so on any region that has another policy.
+ */
+static int region_set_policy(struct cli *cli, struct region_args *args)
+{
+	struct prog_handle prog = { .fd = -1 };
+	struct sacred_region_info info;
+	int ret;
+
+	if (!(args->seen & (ARG(REGION_ARG_POLICY) | ARG(REGION_ARG_PROG))))
+		return SACRED_EXIT_OK;
+	if (!(args->seen & ARG(REGION_ARG_POLICY))) {
+		ret = sacred_region_get(cli->ctrl, args->mem_id, args->id,
+					&info);
+		if (ret)
+			return cli_fail(cli, ret);
+		if (info.policy != SACRED_POLICY_BPF)
+			return cli_error(cli,
+					 "%u/%u has policy %s: \"prog\" alone replaces the program of a bpf region (add \"policy bpf\")",
+					 args->mem_id, args->id,
+					 sacred_policy_str(info.policy));
+	}
+	if ((args->prog.file || args->prog.pinned) &&
+	    prog_load(cli, &args->prog, &prog))
+		return SACRED_EXIT_FAIL;
+	ret = sacred_region_set_policy(cli->ctrl, args->mem_id, args->id,
+				       prog.fd >= 0 ? SACRED_POLICY_BPF :
+				       args->policy, prog.fd);
+	prog_close(&prog);
+	return ret ? cli_fail(cli, ret) : SACRED_EXIT_OK;
+}
+
+static int region_set(struct cli *cli, int argc, char **argv)
+{
+	struct region_args args = { 0 };
+	struct sacred_acl_entry *acl = NULL;
+	const char *bad = NULL;
+	unsigned int n = 0;
+	int ret;
+
+	ret = region_set_parse(cli, argc, argv, &args);
+	if (ret)
+		return ret;
 	if (args.acl) {
 		ret = parse_acl(args.acl, sacred_access_parse, &acl, &n, &bad);
 		if (ret == -EINVAL)
@@ -534,50 +577,15 @@ static int region_set(struct cli *cli, int argc, char **argv)
 		if (ret)
 			return cli_fail(cli, ret);
 	}
-
-	ret = cli_open(cli);
-	if (ret)
-		goto out;
-	/* "prog" alone replaces a program: say so on any other region. */
-	if (!(args.seen & ARG(REGION_ARG_POLICY)) &&
-	    (args.seen & ARG(REGION_ARG_PROG))) {
-		struct sacred_region_info info;
-
-		ret = sacred_region_get(cli->ctrl, args.mem_id, args.id, &info);
-		if (ret) {
-			ret = cli_fail(cli, ret);
-			goto out;
-		}
-		if (info.policy != SACRED_POLICY_BPF) {
-			ret = cli_error(cli,
-					"%u/%u has policy %s: \"prog\" alone replaces the program of a bpf region (add \"policy bpf\")",
-					args.mem_id, args.id,
-					sacred_policy_str(info.policy));
-			goto out;
-		}
-	}
 	/* The policy (and program) first: the ACL then meets the new one. */
-	if (args.seen & (ARG(REGION_ARG_POLICY) | ARG(REGION_ARG_PROG))) {
-		if ((args.prog.file || args.prog.pinned) &&
-		    prog_load(cli, &args.prog, &prog)) {
-			ret = SACRED_EXIT_FAIL;
-			goto out;
-		}
-		ret = sacred_region_set_policy(cli->ctrl, args.mem_id, args.id,
-					       prog.fd >= 0 ? SACRED_POLICY_BPF :
-					       args.policy, prog.fd);
-		prog_close(&prog);
-		if (ret) {
-			ret = cli_fail(cli, ret);
-			goto out;
-		}
-	}
-	if (args.acl) {
+	ret = cli_open(cli);
+	if (!ret)
+		ret = region_set_policy(cli, &args);
+	if (!ret && args.acl) {
 		ret = sacred_region_set_acl(cli->ctrl, args.mem_id, args.id,
 					    acl, n);
 		ret = ret ? cli_fail(cli, ret) : SACRED_EXIT_OK;
 	}
-out:
 	free(acl);
 	return ret;
 }
