@@ -495,12 +495,8 @@ static void bench_snapshots(struct sacred_ctrl *ctrl,
 			    double *snap, int *nsnap, double *restore)
 {
 	struct sacred_log_attr la = {
-		.log_region = SLOG_REGION,
-		.hb_region = SHB_REGION,
-		.nr_procs = NR_PROCS,
-		.capacity = SNAP_WINDOW,
-		.entry_max = CMD_LEN,
-		.suspect_ms = 5000,
+		BENCH_LOG_ATTR(SLOG_REGION, SHB_REGION, NR_PROCS, SNAP_WINDOW,
+			       CMD_LEN, 5000),
 		.snapshot_max = SNAP_STATE,
 		.snapshot = snap_take,
 		.restore = snap_restore,
@@ -986,13 +982,8 @@ int main(int argc, char **argv)
 			.max_io = 65536,
 		},
 		.la = {
-			.log_region = LOG_REGION,
-			.hb_region = HB_REGION,
-			.nr_procs = NR_PROCS,
-			.me = 0,
-			.capacity = 16384,
-			.entry_max = CMD_LEN,
-			.suspect_ms = 1000,
+			BENCH_LOG_ATTR(LOG_REGION, HB_REGION, NR_PROCS, 16384,
+				       CMD_LEN, 1000),
 		},
 		.tp = {
 			{ .what = "8 B write, one memory (raw write ops/s)" },

@@ -393,6 +393,15 @@ static inline void bench_region_everywhere(struct sacred_ctrl *ctrl,
 }
 
 /*
+ * The fields of a struct sacred_log_attr every benchmark log sets: its
+ * regions (@log, heartbeats at @hb), @procs processes, a window of @cap
+ * entries of up to @entry bytes, suspicion after @suspect ms.
+ */
+#define BENCH_LOG_ATTR(log, hb, procs, cap, entry, suspect)		\
+	.log_region = (log), .hb_region = (hb), .nr_procs = (procs),	\
+	.capacity = (cap), .entry_max = (entry), .suspect_ms = (suspect)
+
+/*
  * A single-shot decision instance at @region, by algorithm @alg (PMP or
  * Disk Paxos), for process 0 of @nr_procs, values of up to 32 bytes;
  * @timeout_ms 0 for the library's. Exits on failure.

@@ -285,13 +285,8 @@ int main(int argc, char **argv)
 		.max_io = 4096,
 	};
 	struct sacred_log_attr la = {
-		.log_region = LOG_REGION,
-		.hb_region = HB_REGION,
-		.nr_procs = NR_PROCS,
-		.me = 0,
-		.capacity = CAPACITY,
-		.entry_max = CMD_LEN,
-		.suspect_ms = 1000,
+		BENCH_LOG_ATTR(LOG_REGION, HB_REGION, NR_PROCS, CAPACITY,
+			       CMD_LEN, 1000),
 	};
 	int n = 100, i;
 	const struct bench_opt opts[] = {
