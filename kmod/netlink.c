@@ -9,9 +9,11 @@
  * sacred_dev_fill() (dev.c), sacred_mem_fill() (mem.c),
  * sacred_region_fill() (region.c), sacred_peer_fill() (peer.c),
  * sacred_perm_fill() (perm.c) - between sacred_nl_put() and
- * sacred_nl_end() here. It is the top of the module: it calls every object
- * file, and none calls it; their events come through the table it
- * registers with notify.c.
+ * sacred_nl_end() here. Each object kind is one struct sacred_nl_obj
+ * (fill, message size, lookup, destroy): one message frame, reply, event,
+ * GET and DEL serve every kind. It is the top of the module: it calls
+ * every object file, and none calls it; their events come through the
+ * table it registers with notify.c.
  *
  * Conventions:
  *   - every op has its own policy over the whole attribute space; an
@@ -94,19 +96,209 @@ static int sacred_nl_end(struct sk_buff *skb, void *hdr, int ret)
 	return 0;
 }
 
-/* ---------------------------------------------------------------- devices */
+/* ---------------------------------------------------------------- objects */
 
-static int sacred_nl_dev_fill(struct sk_buff *skb, struct sacred_dev *sdev,
-			      u32 portid, u32 seq, int flags,
+/**
+ * struct sacred_nl_obj - an object kind as messages carry it
+ * @fill: put the object's attributes; @dump: in a dump, where the message
+ *	is shared with other objects (a region then leaves its ACL out)
+ * @size: the message size the object needs, or NULL for NLMSG_GOODSIZE
+ * @lookup: the object a GET or DEL request names, or an ERR_PTR with the
+ *	extack set (kinds without GET/DEL doit: NULL)
+ * @destroy: delete it (kinds without DEL: NULL)
+ * @del_cmd: the event a DEL announces
+ *
+ * One message frame (sacred_nl_obj_fill()), one reply, one event, one
+ * GET and one DEL per kind come from this table; the attributes, the
+ * lookups and the destruction are the object files'.
+ */
+struct sacred_nl_obj {
+	int (*fill)(struct sk_buff *skb, void *obj, bool dump);
+	size_t (*size)(void *obj);
+	void *(*lookup)(struct genl_info *info);
+	void (*destroy)(void *obj);
+	u8 del_cmd;
+};
+
+static void *sacred_nl_mem_find(struct genl_info *info);
+static void *sacred_nl_region_find(struct genl_info *info);
+
+static void sacred_nl_mem_destroy(void *obj)
+{
+	sacred_mem_destroy(obj);
+}
+
+static void sacred_nl_region_destroy(void *obj)
+{
+	sacred_region_destroy(obj);
+}
+
+static int sacred_nl_dev_attrs(struct sk_buff *skb, void *obj, bool dump)
+{
+	return sacred_dev_fill(skb, obj);
+}
+
+static int sacred_nl_mem_attrs(struct sk_buff *skb, void *obj, bool dump)
+{
+	return sacred_mem_fill(skb, obj);
+}
+
+/*
+ * Dumps leave the ACL out: up to 1024 entries do not fit a dump buffer
+ * next to other regions. A reply or an event carries it, in a message
+ * sized for it.
+ */
+static int sacred_nl_region_attrs(struct sk_buff *skb, void *obj, bool dump)
+{
+	return sacred_region_fill(skb, obj, !dump);
+}
+
+static size_t sacred_nl_region_size(void *obj)
+{
+	return NLMSG_DEFAULT_SIZE + sacred_region_acl_size(obj);
+}
+
+static int sacred_nl_peer_attrs(struct sk_buff *skb, void *obj, bool dump)
+{
+	return sacred_peer_fill(skb, obj);
+}
+
+static const struct sacred_nl_obj sacred_nl_dev = {
+	.fill = sacred_nl_dev_attrs,
+};
+
+static const struct sacred_nl_obj sacred_nl_mem = {
+	.fill = sacred_nl_mem_attrs,
+	.lookup = sacred_nl_mem_find,
+	.destroy = sacred_nl_mem_destroy,
+	.del_cmd = SACRED_CMD_MEM_DEL,
+};
+
+static const struct sacred_nl_obj sacred_nl_region = {
+	.fill = sacred_nl_region_attrs,
+	.size = sacred_nl_region_size,
+	.lookup = sacred_nl_region_find,
+	.destroy = sacred_nl_region_destroy,
+	.del_cmd = SACRED_CMD_REGION_DEL,
+};
+
+static const struct sacred_nl_obj sacred_nl_peer = {
+	.fill = sacred_nl_peer_attrs,
+};
+
+/* One message of @kind for @obj: a reply or event (!@cb), or in a dump. */
+static int sacred_nl_obj_fill(struct sk_buff *skb,
+			      const struct sacred_nl_obj *kind, void *obj,
+			      u8 cmd, u32 portid, u32 seq, int flags,
 			      struct netlink_callback *cb)
 {
 	void *hdr;
 
-	hdr = sacred_nl_put(skb, portid, seq, flags, SACRED_CMD_DEV_GET, cb);
+	hdr = sacred_nl_put(skb, portid, seq, flags, cmd, cb);
 	if (!hdr)
 		return -EMSGSIZE;
-	return sacred_nl_end(skb, hdr, sacred_dev_fill(skb, sdev));
+	return sacred_nl_end(skb, hdr, kind->fill(skb, obj, !!cb));
 }
+
+/* The same, as the next part of the dump @cb. */
+static int sacred_nl_obj_dump(struct sk_buff *skb,
+			      const struct sacred_nl_obj *kind, void *obj,
+			      u8 cmd, struct netlink_callback *cb)
+{
+	return sacred_nl_obj_fill(skb, kind, obj, cmd,
+				  NETLINK_CB(cb->skb).portid,
+				  cb->nlh->nlmsg_seq, NLM_F_MULTI, cb);
+}
+
+static struct sk_buff *sacred_nl_obj_msg(const struct sacred_nl_obj *kind,
+					 void *obj)
+{
+	return nlmsg_new(kind->size ? kind->size(obj) : NLMSG_GOODSIZE,
+			 GFP_KERNEL);
+}
+
+/* Answer the request @info with @obj. */
+static int sacred_nl_obj_reply(const struct sacred_nl_obj *kind, void *obj,
+			       u8 cmd, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	int ret;
+
+	msg = sacred_nl_obj_msg(kind, obj);
+	if (!msg)
+		return -ENOMEM;
+	ret = sacred_nl_obj_fill(msg, kind, obj, cmd, info->snd_portid,
+				 info->snd_seq, 0, NULL);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+/*
+ * Announce @obj on the events group. Best effort: events are lost, as
+ * netlink multicast allows, when memory is short or a listener's socket
+ * is full.
+ */
+static void sacred_nl_obj_notify(const struct sacred_nl_obj *kind, void *obj,
+				 u8 cmd)
+{
+	struct sk_buff *msg;
+
+	if (!genl_has_listeners(&sacred_nl_family, &init_net,
+				SACRED_NL_MCGRP_EVENTS))
+		return;
+
+	msg = sacred_nl_obj_msg(kind, obj);
+	if (!msg)
+		return;
+	if (sacred_nl_obj_fill(msg, kind, obj, cmd, 0, 0, 0, NULL)) {
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_multicast(&sacred_nl_family, msg, 0, SACRED_NL_MCGRP_EVENTS,
+			  GFP_KERNEL);
+}
+
+/* A GET request of @kind: answer with the object it names, as @cmd. */
+static int sacred_nl_obj_get(const struct sacred_nl_obj *kind, u8 cmd,
+			     struct genl_info *info)
+{
+	void *obj;
+	int ret;
+
+	mutex_lock(&sacred_lock);
+	obj = kind->lookup(info);
+	if (IS_ERR(obj))
+		ret = PTR_ERR(obj);
+	else
+		ret = sacred_nl_obj_reply(kind, obj, cmd, info);
+	mutex_unlock(&sacred_lock);
+	return ret;
+}
+
+/* A DEL request of @kind: announce the object it names, then delete it. */
+static int sacred_nl_obj_del(const struct sacred_nl_obj *kind,
+			     struct genl_info *info)
+{
+	void *obj;
+	int ret = 0;
+
+	mutex_lock(&sacred_lock);
+	obj = kind->lookup(info);
+	if (IS_ERR(obj)) {
+		ret = PTR_ERR(obj);
+		goto out_unlock;
+	}
+	sacred_nl_obj_notify(kind, obj, kind->del_cmd);
+	kind->destroy(obj);
+out_unlock:
+	mutex_unlock(&sacred_lock);
+	return ret;
+}
+
+/* ---------------------------------------------------------------- devices */
 
 static int sacred_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
@@ -139,8 +331,8 @@ static int sacred_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 		ret = -ENODEV;
 		goto err_unlock;
 	}
-	ret = sacred_nl_dev_fill(msg, sdev, info->snd_portid, info->snd_seq,
-				 0, NULL);
+	ret = sacred_nl_obj_fill(msg, &sacred_nl_dev, sdev, SACRED_CMD_DEV_GET,
+				 info->snd_portid, info->snd_seq, 0, NULL);
 	if (ret)
 		goto err_unlock;
 	mutex_unlock(&sacred_lock);
@@ -165,9 +357,8 @@ static int sacred_nl_dev_get_dumpit(struct sk_buff *skb,
 	list_for_each_entry(sdev, &sacred_devs, list) {
 		if (idx++ < skip)
 			continue;
-		ret = sacred_nl_dev_fill(skb, sdev,
-					 NETLINK_CB(cb->skb).portid,
-					 cb->nlh->nlmsg_seq, NLM_F_MULTI, cb);
+		ret = sacred_nl_obj_dump(skb, &sacred_nl_dev, sdev,
+					 SACRED_CMD_DEV_GET, cb);
 		if (ret) {
 			idx--;
 			break;
@@ -181,65 +372,6 @@ static int sacred_nl_dev_get_dumpit(struct sk_buff *skb,
 }
 
 /* --------------------------------------------------------------- memories */
-
-static int sacred_nl_mem_fill(struct sk_buff *skb, struct sacred_mem *mem,
-			      u8 cmd, u32 portid, u32 seq, int flags,
-			      struct netlink_callback *cb)
-{
-	void *hdr;
-
-	hdr = sacred_nl_put(skb, portid, seq, flags, cmd, cb);
-	if (!hdr)
-		return -EMSGSIZE;
-	return sacred_nl_end(skb, hdr, sacred_mem_fill(skb, mem));
-}
-
-/**
- * sacred_nl_notify_mem() - announce a memory instance on the events group
- * @mem: the instance
- * @cmd: %SACRED_CMD_MEM_NEW or %SACRED_CMD_MEM_DEL
- *
- * Best effort: events are lost, as netlink multicast allows, when memory
- * is short or a listener's socket is full.
- *
- * Context: sacred_lock held.
- */
-static void sacred_nl_notify_mem(struct sacred_mem *mem, u8 cmd)
-{
-	struct sk_buff *msg;
-
-	if (!genl_has_listeners(&sacred_nl_family, &init_net,
-				SACRED_NL_MCGRP_EVENTS))
-		return;
-
-	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return;
-	if (sacred_nl_mem_fill(msg, mem, cmd, 0, 0, 0, NULL)) {
-		nlmsg_free(msg);
-		return;
-	}
-	genlmsg_multicast(&sacred_nl_family, msg, 0, SACRED_NL_MCGRP_EVENTS,
-			  GFP_KERNEL);
-}
-
-static int sacred_nl_mem_reply(struct sacred_mem *mem, u8 cmd,
-			       struct genl_info *info)
-{
-	struct sk_buff *msg;
-	int ret;
-
-	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	ret = sacred_nl_mem_fill(msg, mem, cmd, info->snd_portid,
-				 info->snd_seq, 0, NULL);
-	if (ret) {
-		nlmsg_free(msg);
-		return ret;
-	}
-	return genlmsg_reply(msg, info);
-}
 
 static int sacred_nl_mem_new_doit(struct sk_buff *skb, struct genl_info *info)
 {
@@ -313,8 +445,9 @@ static int sacred_nl_mem_new_doit(struct sk_buff *skb, struct genl_info *info)
 	if (ret)
 		goto out_unlock;
 
-	sacred_nl_notify_mem(mem, SACRED_CMD_MEM_NEW);
-	ret = sacred_nl_mem_reply(mem, SACRED_CMD_MEM_NEW, info);
+	sacred_nl_obj_notify(&sacred_nl_mem, mem, SACRED_CMD_MEM_NEW);
+	ret = sacred_nl_obj_reply(&sacred_nl_mem, mem, SACRED_CMD_MEM_NEW,
+				  info);
 	/* The instance exists either way; a lost reply is not a failure. */
 	ret = 0;
 out_unlock:
@@ -339,22 +472,14 @@ static struct sacred_mem *sacred_nl_mem_lookup(struct genl_info *info)
 	return mem;
 }
 
+static void *sacred_nl_mem_find(struct genl_info *info)
+{
+	return sacred_nl_mem_lookup(info);
+}
+
 static int sacred_nl_mem_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct sacred_mem *mem;
-	int ret = 0;
-
-	mutex_lock(&sacred_lock);
-	mem = sacred_nl_mem_lookup(info);
-	if (IS_ERR(mem)) {
-		ret = PTR_ERR(mem);
-		goto out_unlock;
-	}
-	sacred_nl_notify_mem(mem, SACRED_CMD_MEM_DEL);
-	sacred_mem_destroy(mem);
-out_unlock:
-	mutex_unlock(&sacred_lock);
-	return ret;
+	return sacred_nl_obj_del(&sacred_nl_mem, info);
 }
 
 static int sacred_nl_mem_set_doit(struct sk_buff *skb, struct genl_info *info)
@@ -418,8 +543,8 @@ static int sacred_nl_mem_set_doit(struct sk_buff *skb, struct genl_info *info)
 	sacred_auth_release(&auth);	/* the old key's, if any */
 	if (cap)
 		mem->mem_cap = nla_get_u64(cap);
-	sacred_nl_notify_mem(mem, SACRED_CMD_MEM_SET);
-	sacred_nl_mem_reply(mem, SACRED_CMD_MEM_SET, info);
+	sacred_nl_obj_notify(&sacred_nl_mem, mem, SACRED_CMD_MEM_SET);
+	sacred_nl_obj_reply(&sacred_nl_mem, mem, SACRED_CMD_MEM_SET, info);
 out_unlock:
 	mutex_unlock(&sacred_lock);
 	return ret;
@@ -427,17 +552,7 @@ out_unlock:
 
 static int sacred_nl_mem_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct sacred_mem *mem;
-	int ret;
-
-	mutex_lock(&sacred_lock);
-	mem = sacred_nl_mem_lookup(info);
-	if (IS_ERR(mem))
-		ret = PTR_ERR(mem);
-	else
-		ret = sacred_nl_mem_reply(mem, SACRED_CMD_MEM_GET, info);
-	mutex_unlock(&sacred_lock);
-	return ret;
+	return sacred_nl_obj_get(&sacred_nl_mem, SACRED_CMD_MEM_GET, info);
 }
 
 static int sacred_nl_mem_get_dumpit(struct sk_buff *skb,
@@ -454,9 +569,8 @@ static int sacred_nl_mem_get_dumpit(struct sk_buff *skb,
 	mutex_lock(&sacred_lock);
 	cb->seq = sacred_mem_gen;
 	while ((mem = sacred_mem_next(&id))) {
-		ret = sacred_nl_mem_fill(skb, mem, SACRED_CMD_MEM_GET,
-					 NETLINK_CB(cb->skb).portid,
-					 cb->nlh->nlmsg_seq, NLM_F_MULTI, cb);
+		ret = sacred_nl_obj_dump(skb, &sacred_nl_mem, mem,
+					 SACRED_CMD_MEM_GET, cb);
 		if (ret)
 			break;
 		id++;
@@ -470,77 +584,6 @@ static int sacred_nl_mem_get_dumpit(struct sk_buff *skb,
 }
 
 /* ---------------------------------------------------------------- regions */
-
-static int sacred_nl_region_fill(struct sk_buff *skb,
-				 struct sacred_region *region, u8 cmd,
-				 u32 portid, u32 seq, int flags,
-				 struct netlink_callback *cb)
-{
-	void *hdr;
-
-	hdr = sacred_nl_put(skb, portid, seq, flags, cmd, cb);
-	if (!hdr)
-		return -EMSGSIZE;
-	/*
-	 * Dumps leave the ACL out: up to 1024 entries do not fit a dump
-	 * buffer next to other regions. A doit or an event carries it, in a
-	 * message sized for it (sacred_nl_region_msg()).
-	 */
-	return sacred_nl_end(skb, hdr, sacred_region_fill(skb, region, !cb));
-}
-
-/* A message big enough for a region with its whole ACL. */
-static struct sk_buff *sacred_nl_region_msg(struct sacred_region *region)
-{
-	return nlmsg_new(NLMSG_DEFAULT_SIZE + sacred_region_acl_size(region),
-			 GFP_KERNEL);
-}
-
-/**
- * sacred_nl_notify_region() - announce a region on the events group
- * @region: the region
- * @cmd: %SACRED_CMD_REGION_NEW or %SACRED_CMD_REGION_DEL
- *
- * Best effort, like sacred_nl_notify_mem().
- *
- * Context: sacred_lock held.
- */
-static void sacred_nl_notify_region(struct sacred_region *region, u8 cmd)
-{
-	struct sk_buff *msg;
-
-	if (!genl_has_listeners(&sacred_nl_family, &init_net,
-				SACRED_NL_MCGRP_EVENTS))
-		return;
-
-	msg = sacred_nl_region_msg(region);
-	if (!msg)
-		return;
-	if (sacred_nl_region_fill(msg, region, cmd, 0, 0, 0, NULL)) {
-		nlmsg_free(msg);
-		return;
-	}
-	genlmsg_multicast(&sacred_nl_family, msg, 0, SACRED_NL_MCGRP_EVENTS,
-			  GFP_KERNEL);
-}
-
-static int sacred_nl_region_reply(struct sacred_region *region, u8 cmd,
-				  struct genl_info *info)
-{
-	struct sk_buff *msg;
-	int ret;
-
-	msg = sacred_nl_region_msg(region);
-	if (!msg)
-		return -ENOMEM;
-	ret = sacred_nl_region_fill(msg, region, cmd, info->snd_portid,
-				    info->snd_seq, 0, NULL);
-	if (ret) {
-		nlmsg_free(msg);
-		return ret;
-	}
-	return genlmsg_reply(msg, info);
-}
 
 /*
  * The program of a region whose policy is to be @policy: taken from
@@ -619,8 +662,9 @@ static int sacred_nl_region_new_doit(struct sk_buff *skb,
 		goto out_unlock;
 	prog = NULL;
 
-	sacred_nl_notify_region(region, SACRED_CMD_REGION_NEW);
-	sacred_nl_region_reply(region, SACRED_CMD_REGION_NEW, info);
+	sacred_nl_obj_notify(&sacred_nl_region, region, SACRED_CMD_REGION_NEW);
+	sacred_nl_obj_reply(&sacred_nl_region, region, SACRED_CMD_REGION_NEW,
+			    info);
 out_unlock:
 	mutex_unlock(&sacred_lock);
 	sacred_bpf_put(prog);
@@ -650,40 +694,22 @@ static struct sacred_region *sacred_nl_region_lookup(struct genl_info *info)
 	return region;
 }
 
+static void *sacred_nl_region_find(struct genl_info *info)
+{
+	return sacred_nl_region_lookup(info);
+}
+
 static int sacred_nl_region_del_doit(struct sk_buff *skb,
 				     struct genl_info *info)
 {
-	struct sacred_region *region;
-	int ret = 0;
-
-	mutex_lock(&sacred_lock);
-	region = sacred_nl_region_lookup(info);
-	if (IS_ERR(region)) {
-		ret = PTR_ERR(region);
-		goto out_unlock;
-	}
-	sacred_nl_notify_region(region, SACRED_CMD_REGION_DEL);
-	sacred_region_destroy(region);
-out_unlock:
-	mutex_unlock(&sacred_lock);
-	return ret;
+	return sacred_nl_obj_del(&sacred_nl_region, info);
 }
 
 static int sacred_nl_region_get_doit(struct sk_buff *skb,
 				     struct genl_info *info)
 {
-	struct sacred_region *region;
-	int ret;
-
-	mutex_lock(&sacred_lock);
-	region = sacred_nl_region_lookup(info);
-	if (IS_ERR(region))
-		ret = PTR_ERR(region);
-	else
-		ret = sacred_nl_region_reply(region, SACRED_CMD_REGION_GET,
-					     info);
-	mutex_unlock(&sacred_lock);
-	return ret;
+	return sacred_nl_obj_get(&sacred_nl_region, SACRED_CMD_REGION_GET,
+				 info);
 }
 
 /*
@@ -722,11 +748,9 @@ static int sacred_nl_region_get_dumpit(struct sk_buff *skb,
 		if (filter && mem_id != nla_get_u32(filter))
 			break;
 		while ((region = sacred_region_next(mem, &id))) {
-			ret = sacred_nl_region_fill(skb, region,
-						    SACRED_CMD_REGION_GET,
-						    NETLINK_CB(cb->skb).portid,
-						    cb->nlh->nlmsg_seq,
-						    NLM_F_MULTI, cb);
+			ret = sacred_nl_obj_dump(skb, &sacred_nl_region,
+						 region, SACRED_CMD_REGION_GET,
+						 cb);
 			if (ret)
 				goto out;
 			id++;
@@ -897,8 +921,9 @@ static int sacred_nl_region_set_doit(struct sk_buff *skb,
 		prog = old_prog;
 	else
 		prog = NULL;
-	sacred_nl_notify_region(region, SACRED_CMD_REGION_SET);
-	sacred_nl_region_reply(region, SACRED_CMD_REGION_SET, info);
+	sacred_nl_obj_notify(&sacred_nl_region, region, SACRED_CMD_REGION_SET);
+	sacred_nl_obj_reply(&sacred_nl_region, region, SACRED_CMD_REGION_SET,
+			    info);
 out_unlock:
 	mutex_unlock(&sacred_lock);
 	/* The replaced program, or the one taken for a failed change. */
@@ -993,7 +1018,8 @@ static int sacred_nl_perm_set_doit(struct sk_buff *skb, struct genl_info *info)
 		ret = -EPERM;
 		goto out_unlock;
 	}
-	sacred_nl_region_reply(region, SACRED_CMD_PERM_SET, info);
+	sacred_nl_obj_reply(&sacred_nl_region, region, SACRED_CMD_PERM_SET,
+			    info);
 out_unlock:
 	mutex_unlock(&sacred_lock);
 	return ret;
@@ -1035,18 +1061,6 @@ static void sacred_nl_notify_perm(struct sacred_region *region,
 
 /* ------------------------------------------------------------------ peers */
 
-static int sacred_nl_peer_fill(struct sk_buff *skb, struct sacred_peer *peer,
-			       u32 portid, u32 seq, struct netlink_callback *cb)
-{
-	void *hdr;
-
-	hdr = sacred_nl_put(skb, portid, seq, NLM_F_MULTI, SACRED_CMD_PEER_GET,
-			    cb);
-	if (!hdr)
-		return -EMSGSIZE;
-	return sacred_nl_end(skb, hdr, sacred_peer_fill(skb, peer));
-}
-
 /*
  * Cursor: args[0] instance id, args[1] process id, args[2] set when done.
  * With MEM_ID in the request, only that instance's peers are dumped.
@@ -1073,9 +1087,8 @@ static int sacred_nl_peer_get_dumpit(struct sk_buff *skb,
 			break;
 		mutex_lock(&mem->lock);
 		xa_for_each_start(&mem->peers, pid, peer, pid) {
-			ret = sacred_nl_peer_fill(skb, peer,
-						  NETLINK_CB(cb->skb).portid,
-						  cb->nlh->nlmsg_seq, cb);
+			ret = sacred_nl_obj_dump(skb, &sacred_nl_peer, peer,
+						 SACRED_CMD_PEER_GET, cb);
 			if (ret)
 				break;
 		}
@@ -1272,6 +1285,18 @@ static struct genl_family sacred_nl_family __ro_after_init = {
 	.mcgrps		= sacred_nl_mcgrps,
 	.n_mcgrps	= ARRAY_SIZE(sacred_nl_mcgrps),
 };
+
+/* Context: sacred_lock held. */
+static void sacred_nl_notify_mem(struct sacred_mem *mem, u8 cmd)
+{
+	sacred_nl_obj_notify(&sacred_nl_mem, mem, cmd);
+}
+
+/* Context: sacred_lock held. */
+static void sacred_nl_notify_region(struct sacred_region *region, u8 cmd)
+{
+	sacred_nl_obj_notify(&sacred_nl_region, region, cmd);
+}
 
 /* The objects' events (notify.h) go to the events group. */
 static const struct sacred_notify_ops sacred_nl_notify_ops = {
