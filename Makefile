@@ -101,14 +101,16 @@ tools/%.o: tools/%.c $(wildcard tools/*.h) $(LIB_PUBHDRS) include/uapi/linux/sac
 # sacred -V prints the version of the package it was built from.
 tools/sacred.o: CFLAGS += -DSACRED_VERSION='"$(VERSION)"'
 
-tools/kv/sacred-kv: tools/kv/sacred-kv.c tools/kv/kv.h lib/libsacred.a
-	$(CC) $(CFLAGS) -Itools/kv -o $@ $< lib/libsacred.a $(LDLIBS)
-
-# The client of the sacred-kv replicas that bench/kvbench and
-# selftests/sacred_kv link in (tools/kv/kv_client.h).
+# The client of the sacred-kv replicas (tools/kv/kv_client.h): sacred-kv's
+# own client commands, bench/kvbench and selftests/sacred_kv link it in.
 KV_CLIENT := tools/kv/kv_client.o
 $(KV_CLIENT): tools/kv/kv_client.c tools/kv/kv_client.h tools/kv/kv.h
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+tools/kv/sacred-kv: tools/kv/sacred-kv.c tools/kv/kv.h $(KV_CLIENT) \
+		    lib/libsacred.a
+	$(CC) $(CFLAGS) -Itools/kv -o $@ $< $(KV_CLIENT) lib/libsacred.a \
+		$(LDLIBS)
 
 # The CLI links libsacred statically so that it runs from the tree, and
 # libbpf for the programs of bpf regions (tools/prog.c).

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later OR BSD-2-Clause */
 /*
- * sacred-kv - a client of the replicas, for the programs that talk to
- * them from outside: bench/kvbench and selftests/sacred_kv. It speaks
+ * sacred-kv - the one client of the replicas: sacred-kv's put, get, cas
+ * and bench commands, bench/kvbench and selftests/sacred_kv. It speaks
  * kv.h's protocol: one Unix socket connection per attempt, a struct
  * kv_cmd out and a struct kv_reply back, "not leader" followed to the
  * replica named, everything else retried until the request's deadline.

@@ -47,6 +47,7 @@
 
 #include "sacred.h"
 #include "kv.h"
+#include "kv_client.h"
 
 #define KV_DIR_DEFAULT		"/tmp/sacred-kv"
 #define KV_MAP_MAX		1024
@@ -146,8 +147,8 @@ struct kv_item {
 	char val[KV_VAL_MAX];
 };
 
-/* The last request of a client and its answer (a retry gets it again). */
-struct kv_client {
+/* A duplicate-table entry: a client's last request and its answer. */
+struct kv_dup {
 	uint64_t client;
 	uint64_t req;
 	struct kv_reply rep;
@@ -156,7 +157,7 @@ struct kv_client {
 struct kv_state {
 	struct kv_item items[KV_MAP_MAX];
 	unsigned int nr_items;
-	struct kv_client clients[KV_CLIENTS_MAX];
+	struct kv_dup clients[KV_CLIENTS_MAX];
 	unsigned int next_client;	/* replaced in insertion order */
 	uint64_t applied;
 	/* The answer to the entry applied last, and its index. */
@@ -231,7 +232,7 @@ static bool kv_cmd_valid(const struct kv_cmd *c)
 static void kv_apply(void *arg, uint64_t index, const void *data, size_t len)
 {
 	struct kv_state *st = arg;
-	struct kv_client *cl = NULL;
+	struct kv_dup *cl = NULL;
 	struct kv_cmd c;
 	unsigned int i;
 
@@ -322,7 +323,7 @@ static ssize_t kv_snapshot(void *arg, uint64_t applied, void *buf,
 		p += it->vlen;
 	}
 	for (i = 0; i < KV_CLIENTS_MAX; i++) {
-		const struct kv_client *cl = &st->clients[i];
+		const struct kv_dup *cl = &st->clients[i];
 
 		if (!cl->client && !cl->req)
 			continue;
@@ -378,7 +379,7 @@ static bool kv_parse(struct kv_state *to, const uint8_t *p, size_t len)
 		p += it->vlen;
 	}
 	for (i = 0; i < n; i++) {
-		struct kv_client *cl;
+		struct kv_dup *cl;
 		uint32_t slot;
 
 		if (!kv_left(p, end, KV_SNAP_CLIENT - KV_VAL_MAX))
@@ -795,24 +796,6 @@ static int kv_replica(int argc, char **argv)
 /* ------------------------------------------------------------------ */
 /* The client.                                                         */
 
-static int kv_connect(const char *dir, int r)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = 2 };
-	int fd;
-
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/kv-%d.sock", dir, r);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /*
  * A new client's id, from the kernel's random source: two clients that
  * shared one would share a duplicate-table entry, and a request of one
@@ -828,47 +811,17 @@ static uint64_t kv_client_id(void)
 	return id ?: 1;
 }
 
-/*
- * Send @c until a replica answers it for good: "not leader" moves to the
- * leader named (or the next replica), "unavailable" and a silent or absent
- * replica are retried, until @timeout ms passed. *@hint: the replica to
- * try first, updated to the one that answered. Returns 0 or -ETIMEDOUT.
- */
-static int kv_request(const char *dir, int nr, int timeout,
-		      const struct kv_cmd *c, struct kv_reply *rep, int *hint)
+/* A client of the @nr replicas in @dir, asking each for up to 2 s. */
+static void kv_client_init(struct kv_client *kc, const char *dir, int nr,
+			   int timeout)
 {
-	uint64_t deadline = kv_now_ms() + timeout;
-	int r = *hint, fd;
-
-	while (kv_now_ms() < deadline) {
-		fd = kv_connect(dir, r);
-		if (fd < 0) {
-			r = (r + 1) % nr;
-			usleep(20000);
-			continue;
-		}
-		if (send(fd, c, sizeof(*c), 0) != sizeof(*c) ||
-		    recv(fd, rep, sizeof(*rep), 0) != sizeof(*rep)) {
-			close(fd);
-			r = (r + 1) % nr;
-			continue;
-		}
-		close(fd);
-		if (rep->status == KV_NOT_LEADER) {
-			r = rep->leader >= 0 && rep->leader < nr &&
-			    rep->leader != r ? rep->leader : (r + 1) % nr;
-			if (rep->leader < 0)
-				usleep(20000);
-			continue;
-		}
-		if (rep->status == KV_UNAVAILABLE) {
-			usleep(10000);
-			continue;
-		}
-		*hint = r;
-		return 0;
-	}
-	return -ETIMEDOUT;
+	*kc = (struct kv_client){
+		.dir = dir,
+		.nr = nr,
+		.timeout_ms = timeout,
+		.wait_ms = 2000,
+		.id = kv_client_id(),
+	};
 }
 
 static int kv_cmp_u64(const void *a, const void *b)
@@ -889,25 +842,24 @@ static int kv_bench(const char *dir, int nr, int timeout, int count,
 {
 	struct kv_cmd c = { .op = KV_PUT };
 	uint64_t *lat, t0, worst_at = 0;
+	struct kv_client kc;
 	struct kv_reply rep;
-	int i, r = 0, failed = 0;
+	int i, failed = 0;
 
 	if (count <= 0 || count > 1000000)
 		return 2;
 	lat = calloc(count, sizeof(*lat));
 	if (!lat)
 		return 1;
-	c.client = htole64(kv_client_id());
+	kv_client_init(&kc, dir, nr, timeout);
 	for (i = 0; i < count; i++) {
 		struct timespec ts;
 
-		c.req = htole64(i + 1);
 		c.klen = snprintf(c.key, sizeof(c.key), "%.20s%d", prefix, i);
 		c.vlen = snprintf(c.val, sizeof(c.val), "value %d", i);
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		t0 = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-		if (kv_request(dir, nr, timeout, &c, &rep, &r) ||
-		    rep.status != KV_OK)
+		if (kv_client_call(&kc, &c, &rep) || rep.status != KV_OK)
 			failed++;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		lat[i] = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec - t0;
@@ -952,8 +904,9 @@ static int kv_client(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dir = KV_DIR_DEFAULT;
-	int opt, nr = 3, timeout = 10000, r = 0;
+	int opt, nr = 3, timeout = 10000;
 	struct kv_cmd c = { 0 };
+	struct kv_client kc;
 	struct kv_reply rep;
 	const char *op;
 	long v;
@@ -1022,9 +975,8 @@ static int kv_client(int argc, char **argv)
 		c.vlen = strlen(v);
 		memcpy(c.val, v, c.vlen);
 	}
-	c.client = htole64(kv_client_id());
-	c.req = htole64(1);
-	if (kv_request(dir, nr, timeout, &c, &rep, &r)) {
+	kv_client_init(&kc, dir, nr, timeout);
+	if (kv_client_call(&kc, &c, &rep)) {
 		fprintf(stderr, "sacred-kv: no replica answered within %d ms\n",
 			timeout);
 		return 3;
