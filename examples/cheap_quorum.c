@@ -163,28 +163,17 @@ static void report(const struct proc *p)
 		       p->st.faulty ? ", after catching P0 lying" : "");
 }
 
-int main(int argc, char **argv)
+/* The instances listening at ADDR:PORT @args[0..N-1]: addrs[], mem_ids[]. */
+static void find_instances(char **args)
 {
-	char dir[] = "/tmp/cheap_quorum.XXXXXX";
-	struct sacred_perm_req req = { .access = RW };
-	struct sacred_rmem_result res;
-	struct proc p[N];
-	pthread_t th[N];
-	int i, ret;
+	int i;
 
-	if (argc != N + 1) {
-		fprintf(stderr, "usage: cheap_quorum ADDR:PORT ADDR:PORT ADDR:PORT\n");
-		return 2;
-	}
-	ret = sacred_ctrl_open(&ctrl);
-	if (ret)
-		die("sacred_ctrl_open", ret);
 	for (i = 0; i < N; i++) {
 		char host[64], *colon;
 		struct sacred_mem_info mi;
 		bool found = false;
 
-		snprintf(host, sizeof(host), "%s", argv[i + 1]);
+		snprintf(host, sizeof(host), "%s", args[i]);
 		colon = strrchr(host, ':');
 		if (!colon)
 			die("ADDR:PORT", -EINVAL);
@@ -207,8 +196,13 @@ int main(int argc, char **argv)
 			die("no instance at that address", -ENOENT);
 		mem_ids[i]--;
 	}
-	if (!mkdtemp(dir))
-		die("mkdtemp", -errno);
+}
+
+/* Every process's Ed25519 key pair in @dir, and keys[] loaded from it. */
+static void make_keys(const char *dir)
+{
+	int i, ret;
+
 	for (i = 0; i < N; i++) {
 		ret = sacred_bz_keygen(dir, i);
 		if (ret)
@@ -220,6 +214,28 @@ int main(int argc, char **argv)
 			die("sacred_bz_keys_load", ret);
 	}
 	printf("Ed25519 keys for P0..P2 in %s\n", dir);
+}
+
+static void drop_keys(const char *dir)
+{
+	int i;
+
+	for (i = 0; i < N; i++) {
+		char path[128];
+
+		sacred_bz_keys_free(keys[i]);
+		snprintf(path, sizeof(path), "%s/ed25519-%d.key", dir, i);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/ed25519-%d.pub", dir, i);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+static void round_correct(struct proc *p)
+{
+	pthread_t th[N];
+	int i;
 
 	printf("\nRound 1: three correct processes, leader P0\n");
 	regions(60);
@@ -233,6 +249,14 @@ int main(int argc, char **argv)
 		report(&p[i]);
 		proc_close(&p[i]);
 	}
+}
+
+static void round_equivocating_leader(struct proc *p)
+{
+	struct sacred_perm_req req = { .access = RW, .region_id = 70 };
+	struct sacred_rmem_result res;
+	pthread_t th;
+	int i, ret;
 
 	printf("\nRound 2: the leader P0 turns Byzantine and signs two values\n");
 	regions(70);
@@ -241,25 +265,31 @@ int main(int argc, char **argv)
 	ret = sacred_cheapq_lead_value(p[0].cheapq, "red", 4);
 	printf("  P0 writes \"red\" into the leader region: %s\n",
 	       ret ? strerror(-ret) : "ok");
-	pthread_create(&th[1], NULL, propose, &p[1]);
+	pthread_create(&th, NULL, propose, &p[1]);
 	usleep(150000);
 	ret = sacred_cheapq_lead_value(p[0].cheapq, "blue", 5);
 	printf("  P0 writes \"blue\" over it: %s\n", ret ? strerror(-ret) : "ok");
 	propose(&p[2]);
-	pthread_join(th[1], NULL);
+	pthread_join(th, NULL);
 	report(&p[1]);
 	report(&p[2]);
 	ret = sacred_cheapq_lead_value(p[0].cheapq, "green", 6);
 	printf("  P0 tries to write \"green\": %s (the memories refuse it)\n",
 	       ret ? strerror(-ret) : "accepted?!");
 	sacred_rmem_revive(p[0].rm);
-	req.region_id = 70;
 	ret = sacred_rmem_change_perm(p[0].rm, &req, &res);
 	printf("  P0 asks for write back: %s, reason \"%s\"\n",
 	       ret ? strerror(-ret) : "granted?!",
 	       sacred_refuse_str(res.perm[0].reason));
 	for (i = 0; i < N; i++)
 		proc_close(&p[i]);
+}
+
+static void round_lying_leader(struct proc *p)
+{
+	pthread_t th[2];
+	size_t len;
+	int i, ret;
 
 	printf("\nRound 3: P0 lets P1 decide on the fast path, then lies to a slow P2\n");
 	regions(80);
@@ -268,13 +298,8 @@ int main(int argc, char **argv)
 	sacred_cheapq_lead_value(p[0].cheapq, "red", 4);
 	sacred_cheapq_misbehave(p[2].cheapq, SACRED_CHEAPQ_STALL_AFTER_COPY,
 				NULL, 0);
-	{
-		size_t len;
-
-		ret = sacred_cheapq_propose(p[2].cheapq, p[2].in,
-					    strlen(p[2].in) + 1, p[2].out,
-					    VALUE_MAX, &len);
-	}
+	ret = sacred_cheapq_propose(p[2].cheapq, p[2].in, strlen(p[2].in) + 1,
+				    p[2].out, VALUE_MAX, &len);
 	printf("  P2 copies \"red\" and stalls: %s\n",
 	       ret == -EINPROGRESS ? "ok" : strerror(-ret));
 	propose(&p[1]);
@@ -296,20 +321,34 @@ int main(int argc, char **argv)
 	       !strcmp(p[1].out, p[2].out) ? "yes" : "NO");
 	for (i = 0; i < N; i++)
 		proc_close(&p[i]);
+}
+
+int main(int argc, char **argv)
+{
+	char dir[] = "/tmp/cheap_quorum.XXXXXX";
+	struct proc p[N];
+	int ret;
+
+	if (argc != N + 1) {
+		fprintf(stderr, "usage: cheap_quorum ADDR:PORT ADDR:PORT ADDR:PORT\n");
+		return 2;
+	}
+	ret = sacred_ctrl_open(&ctrl);
+	if (ret)
+		die("sacred_ctrl_open", ret);
+	find_instances(argv + 1);
+	if (!mkdtemp(dir))
+		die("mkdtemp", -errno);
+	make_keys(dir);
+
+	round_correct(p);
+	round_equivocating_leader(p);
+	round_lying_leader(p);
 
 	regions_del(60);
 	regions_del(70);
 	regions_del(80);
-	for (i = 0; i < N; i++) {
-		char path[128];
-
-		sacred_bz_keys_free(keys[i]);
-		snprintf(path, sizeof(path), "%s/ed25519-%d.key", dir, i);
-		unlink(path);
-		snprintf(path, sizeof(path), "%s/ed25519-%d.pub", dir, i);
-		unlink(path);
-	}
-	rmdir(dir);
+	drop_keys(dir);
 	sacred_ctrl_close(ctrl);
 	return 0;
 }
