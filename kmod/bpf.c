@@ -144,20 +144,24 @@ u32 sacred_bpf_prog_id(const struct sacred_region_prog *rp)
 /*
  * The context of @chg on @region, as the program sees it, written straight
  * into the buffer the program runs over. Every field is set (the struct
- * has no padding), so nothing of the previous request shows through.
+ * has no padding), so nothing of the previous request shows through. The
+ * requester's and the target's ACL entries (or NULL) go to @self and
+ * @target, for the verdict.
  */
 static void sacred_bpf_ctx(struct sacred_region *region,
 			   const struct sacred_perm_change *chg,
-			   struct sacred_policy_ctx *ctx)
+			   struct sacred_policy_ctx *ctx,
+			   struct sacred_acl_entry **self,
+			   struct sacred_acl_entry **target)
 {
-	struct sacred_acl_entry *self, *target, *e;
+	struct sacred_acl_entry *e;
 	unsigned long pid;
 	u32 nr_writers = 0, writer = 0;
 
 	/* fourteen __u32 and three __u64: no hole for old bytes to stay in */
 	BUILD_BUG_ON(sizeof(*ctx) != 14 * sizeof(u32) + 3 * sizeof(u64));
-	self = xa_load(&region->acl, chg->requester);
-	target = chg->target ? xa_load(&region->acl, chg->target) : NULL;
+	*self = xa_load(&region->acl, chg->requester);
+	*target = chg->target ? xa_load(&region->acl, chg->target) : NULL;
 	xa_for_each(&region->acl, pid, e) {
 		if (!(e->cur & SACRED_ACCESS_WRITE))
 			continue;
@@ -170,11 +174,11 @@ static void sacred_bpf_ctx(struct sacred_region *region,
 	ctx->mem_id = region->mem->id;
 	ctx->region_id = region->id;
 	ctx->requester = chg->requester;
-	ctx->cur_access = self ? self->cur : 0;
+	ctx->cur_access = *self ? (*self)->cur : 0;
 	ctx->req_access = chg->access;
-	ctx->max_access = self ? self->max : 0;
+	ctx->max_access = *self ? (*self)->max : 0;
 	ctx->target = chg->target;
-	ctx->target_access = target ? target->cur : 0;
+	ctx->target_access = *target ? (*target)->cur : 0;
 	ctx->nr_writers = nr_writers;
 	ctx->writer = writer;
 	ctx->epoch = region->epoch;
@@ -185,18 +189,22 @@ static void sacred_bpf_ctx(struct sacred_region *region,
 }
 
 /*
- * Run the program on @chg; its return value is the verdict. The skb's
+ * Run the program on @chg; its return value is the verdict (@self and
+ * @target as for sacred_bpf_ctx()). The skb's
  * control block is saved, zeroed and restored around a program that uses
  * it (bpf_prog_run_save_cb(), which also disables migration), so no state
  * passes from one decision to the next through it.
  */
 static u32 sacred_bpf_run(struct sacred_region *region,
-			  const struct sacred_perm_change *chg)
+			  const struct sacred_perm_change *chg,
+			  struct sacred_acl_entry **self,
+			  struct sacred_acl_entry **target)
 {
 	struct sacred_region_prog *rp = region->prog;
 	u32 verdict;
 
-	sacred_bpf_ctx(region, chg, (struct sacred_policy_ctx *)rp->skb->data);
+	sacred_bpf_ctx(region, chg, (struct sacred_policy_ctx *)rp->skb->data,
+		       self, target);
 	rcu_read_lock();
 	verdict = bpf_prog_run_save_cb(rp->prog, rp->skb);
 	rcu_read_unlock();
@@ -227,9 +235,8 @@ u32 sacred_bpf_decide(struct sacred_region *region,
 	if (WARN_ON_ONCE(!region->prog))
 		return SACRED_REFUSE_PROGRAM_VERDICT;
 
-	verdict = sacred_bpf_run(region, chg);
+	verdict = sacred_bpf_run(region, chg, &self, &target);
 
-	self = xa_load(&region->acl, chg->requester);
 	switch (verdict & SACRED_VERDICT_MASK) {
 	case SACRED_VERDICT_REFUSE:
 		return SACRED_REFUSE_PROGRAM_BASE +
@@ -249,7 +256,6 @@ u32 sacred_bpf_decide(struct sacred_region *region,
 	case SACRED_VERDICT_REVOKE_TARGET:
 		if (chg->access)
 			return SACRED_REFUSE_NO_GRANT;
-		target = xa_load(&region->acl, chg->target);
 		if (!self || !target)
 			return SACRED_REFUSE_NOT_MEMBER;
 		target->next &= ~SACRED_WRITE_BITS;
