@@ -123,10 +123,10 @@ void sacred_mem_swap_key(struct sacred_mem *mem, struct sacred_auth *auth)
 {
 	struct sacred_auth old;
 
-	mutex_lock(&mem->lock);
+	sacred_mem_lock(mem);
 	old = mem->auth;
 	mem->auth = *auth;
-	mutex_unlock(&mem->lock);
+	sacred_mem_unlock(mem);
 	*auth = old;
 }
 

@@ -45,9 +45,19 @@
  *	the instance table, region tables and every netlink command;
  *   mem->lock - a mutex per instance; serialises everything that changes
  *	permissions (ACLs, grants, MRs, fences) and the peer table. Request
- *	work items take it; netlink takes it inside sacred_lock.
- * Completion handlers and rdma_cm event handlers take neither: they only
- * queue work. An instance's connect requests are answered in order by
+ *	work items take it; netlink takes it inside sacred_lock. Always
+ *	through sacred_mem_lock() and sacred_mem_unlock(), which say so in
+ *	@mem->slow_held;
+ *   mem->fast_lock - a spinlock per instance, the only lock of the fast
+ *	path: a request answered in its receive completion (request.c) when
+ *	it needs no sleeping step, taken only while nobody holds mem->lock
+ *	(sacred_mem_fast_begin()). Whoever holds mem->lock may change what
+ *	the fast path reads; whoever holds mem->fast_lock with
+ *	!@mem->slow_held may read it, and change what only the two paths
+ *	write (a peer's request counters).
+ * Completion handlers and rdma_cm event handlers take no mutex: they
+ * answer what the fast path may, and queue the rest as work. An
+ * instance's connect requests are answered in order by
  * one work item of its own (request.c), each under mem->lock and then the
  * new id's handler lock, so a fence holding mem->lock - waiting for a
  * process's QP, up to SACRED_WR_TIMEOUT_MS - delays that instance's
@@ -142,6 +152,8 @@ struct sacred_auth {
  * @auth: HMAC transforms of the master key (auth.c); none when
  *	@auth.master is NULL
  * @lock: see the locking rules above
+ * @fast_lock: see the locking rules above
+ * @slow_held: @lock is held (under @fast_lock)
  * @peers: processes known to the instance, by process id (under @lock)
  * @nr_peers: entries in @peers (under @lock; at most SACRED_MAX_PEERS)
  * @fenced: fenced connections whose release is deferred (ep.c; under
@@ -173,6 +185,8 @@ struct sacred_mem {
 	u32 nr_regions;
 	struct sacred_auth auth;
 	struct mutex lock;	/* see "Locking" above */
+	spinlock_t fast_lock;	/* see "Locking" above */
+	bool slow_held;
 	struct xarray peers;
 	u32 nr_peers;
 	struct list_head fenced;
@@ -185,6 +199,54 @@ struct sacred_mem {
 	atomic_t nr_mrs;
 	atomic64_t mr_pages;
 };
+
+/**
+ * sacred_mem_lock() - take an instance's mutex, and keep the fast path out
+ * @mem: the instance
+ *
+ * Context: process context; sleeps.
+ */
+static inline void sacred_mem_lock(struct sacred_mem *mem)
+{
+	mutex_lock(&mem->lock);
+	spin_lock_bh(&mem->fast_lock);
+	mem->slow_held = true;
+	spin_unlock_bh(&mem->fast_lock);
+}
+
+/**
+ * sacred_mem_unlock() - drop what sacred_mem_lock() took
+ * @mem: the instance
+ */
+static inline void sacred_mem_unlock(struct sacred_mem *mem)
+{
+	spin_lock_bh(&mem->fast_lock);
+	mem->slow_held = false;
+	spin_unlock_bh(&mem->fast_lock);
+	mutex_unlock(&mem->lock);
+}
+
+/**
+ * sacred_mem_fast_begin() - enter the fast path, if mem->lock is free
+ * @mem: the instance
+ *
+ * Context: softirq (a CQ's completion handler).
+ * Return: true with @mem->fast_lock held: nothing the fast path reads
+ * changes until sacred_mem_fast_end(); false if mem->lock is held.
+ */
+static inline bool sacred_mem_fast_begin(struct sacred_mem *mem)
+{
+	spin_lock(&mem->fast_lock);
+	if (!mem->slow_held)
+		return true;
+	spin_unlock(&mem->fast_lock);
+	return false;
+}
+
+static inline void sacred_mem_fast_end(struct sacred_mem *mem)
+{
+	spin_unlock(&mem->fast_lock);
+}
 
 /*
  * Memory accounting: what a kmalloc() of @size really takes from the slab,

@@ -761,12 +761,12 @@ static void sacred_ep_release_work(struct work_struct *work)
 	 */
 	ib_drain_sq(sacred_ep_qp(ep));
 
-	mutex_lock(&mem->lock);
+	sacred_mem_lock(mem);
 	if (ep->peer->ep == ep)
 		ep->peer->ep = NULL;
 	set_bit(SACRED_EP_DEAD, &ep->flags);
 	list_del_init(&ep->fenced_link);
-	mutex_unlock(&mem->lock);
+	sacred_mem_unlock(mem);
 	/* Detached and dead: no fence or probe arms a timer again. */
 	cancel_delayed_work_sync(&ep->release_timer);
 	cancel_delayed_work_sync(&ep->probe_timer);
@@ -974,14 +974,14 @@ void sacred_ep_release_all(struct sacred_mem *mem)
 	struct sacred_peer *peer;
 	unsigned long pid;
 
-	mutex_lock(&mem->lock);
+	sacred_mem_lock(mem);
 	xa_for_each(&mem->peers, pid, peer)
 		if (peer->ep)
 			sacred_ep_release(peer->ep);
 	/* Fenced ones waiting for their timer: now. */
 	list_for_each_entry(ep, &mem->fenced, fenced_link)
 		sacred_ep_release(ep);
-	mutex_unlock(&mem->lock);
+	sacred_mem_unlock(mem);
 	flush_workqueue(sacred_wq);
 	/*
 	 * The flush waits only for work queued before it. A handler that

@@ -186,6 +186,7 @@ int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
 	mem->mem_cap = mem_cap;
 	sacred_mem_charge(mem, sizeof(*mem));
 	mutex_init(&mem->lock);
+	spin_lock_init(&mem->fast_lock);
 	xa_init_flags(&mem->regions, XA_FLAGS_ALLOC);
 	xa_init(&mem->peers);
 	INIT_LIST_HEAD(&mem->fenced);
@@ -254,9 +255,9 @@ err_free:
 /* Set @mem's state where connect answers read it: under mem->lock. */
 static void sacred_mem_mark(struct sacred_mem *mem, u8 state)
 {
-	mutex_lock(&mem->lock);
+	sacred_mem_lock(mem);
 	mem->state = state;
-	mutex_unlock(&mem->lock);
+	sacred_mem_unlock(mem);
 }
 
 /**

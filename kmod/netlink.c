@@ -903,7 +903,7 @@ static int sacred_nl_region_set_doit(struct sk_buff *skb,
 	 * ACL cannot be applied. Every decision runs under mem->lock: each
 	 * is made wholly by the old program or wholly by the new one.
 	 */
-	mutex_lock(&region->mem->lock);
+	sacred_mem_lock(region->mem);
 	old_prog = region->prog;
 	if (pol || prog) {
 		region->policy = policy;
@@ -914,7 +914,7 @@ static int sacred_nl_region_set_doit(struct sk_buff *skb,
 		region->policy = old_policy;
 		region->prog = old_prog;
 	}
-	mutex_unlock(&region->mem->lock);
+	sacred_mem_unlock(region->mem);
 	if (ret)
 		goto out_unlock;
 	if (pol || prog)
@@ -1006,9 +1006,9 @@ static int sacred_nl_perm_set_doit(struct sk_buff *skb, struct genl_info *info)
 		ret = -EINVAL;
 		goto out_unlock;
 	}
-	mutex_lock(&region->mem->lock);
+	sacred_mem_lock(region->mem);
 	ret = sacred_perm_change(region, &chg, &reason);
-	mutex_unlock(&region->mem->lock);
+	sacred_mem_unlock(region->mem);
 	if (ret) {
 		GENL_SET_ERR_MSG(info, "the change could not be applied in full");
 		goto out_unlock;
@@ -1085,14 +1085,14 @@ static int sacred_nl_peer_get_dumpit(struct sk_buff *skb,
 	while ((mem = sacred_mem_next(&mem_id))) {
 		if (filter && mem_id != nla_get_u32(filter))
 			break;
-		mutex_lock(&mem->lock);
+		sacred_mem_lock(mem);
 		xa_for_each_start(&mem->peers, pid, peer, pid) {
 			ret = sacred_nl_obj_dump(skb, &sacred_nl_peer, peer,
 						 SACRED_CMD_PEER_GET, cb);
 			if (ret)
 				break;
 		}
-		mutex_unlock(&mem->lock);
+		sacred_mem_unlock(mem);
 		if (ret)
 			break;
 		pid = 0;

@@ -228,7 +228,7 @@ int sacred_region_create(struct sacred_mem *mem, u32 id, u64 size, u8 policy,
 	 * Published last, under mem->lock: request work finds regions with
 	 * mem->lock only, and must never see a half-made one.
 	 */
-	mutex_lock(&mem->lock);
+	sacred_mem_lock(mem);
 	if (id != U32_MAX) {
 		region->id = id;
 		ret = xa_insert(&mem->regions, id, region, GFP_KERNEL);
@@ -238,7 +238,7 @@ int sacred_region_create(struct sacred_mem *mem, u32 id, u64 size, u8 policy,
 		if (ret == -EBUSY)
 			NL_SET_ERR_MSG(extack, "no free region id");
 	}
-	mutex_unlock(&mem->lock);
+	sacred_mem_unlock(mem);
 	if (ret)
 		goto err_unmap;
 
@@ -273,10 +273,10 @@ void sacred_region_destroy(struct sacred_region *region)
 
 	lockdep_assert_held(&sacred_lock);
 
-	mutex_lock(&mem->lock);
+	sacred_mem_lock(mem);
 	xa_erase(&mem->regions, region->id);
 	sacred_perm_region_revoke_all(region);
-	mutex_unlock(&mem->lock);
+	sacred_mem_unlock(mem);
 	xa_destroy(&region->acl);
 
 	if (region->mapped)
@@ -422,9 +422,9 @@ int sacred_region_fill(struct sk_buff *skb, struct sacred_region *region,
 		return -EMSGSIZE;
 
 	if (acl) {
-		mutex_lock(&region->mem->lock);
+		sacred_mem_lock(region->mem);
 		ret = sacred_region_acl_fill(skb, region);
-		mutex_unlock(&region->mem->lock);
+		sacred_mem_unlock(region->mem);
 		if (ret)
 			return -EMSGSIZE;
 	}

@@ -150,9 +150,9 @@ static void sacred_request_recv(struct sacred_ep *ep, unsigned int slot,
 	if (len >= sizeof(req->hdr))
 		rep->hdr.cookie = req->hdr.cookie;
 
-	mutex_lock(&mem->lock);
+	sacred_mem_lock(mem);
 	if (!sacred_ep_usable(ep)) {
-		mutex_unlock(&mem->lock);
+		sacred_mem_unlock(mem);
 		return;
 	}
 	sacred_request_handle(ep, req, len, rep);
@@ -163,7 +163,7 @@ static void sacred_request_recv(struct sacred_ep *ep, unsigned int slot,
 	 */
 	if (sacred_ep_usable(ep))
 		sacred_ep_reply(ep, slot);
-	mutex_unlock(&mem->lock);
+	sacred_mem_unlock(mem);
 }
 
 static const struct sacred_ep_ops sacred_request_ep_ops = {
@@ -298,7 +298,7 @@ static void sacred_connreq_one(struct sacred_mem *mem,
 	 * the id (the process giving up) would wait for it on rdma_cm's
 	 * workqueue. Nothing takes mem->lock under a handler lock.
 	 */
-	mutex_lock(&mem->lock);
+	sacred_mem_lock(mem);
 	rdma_lock_handler(cm_id);
 	/*
 	 * Off the list only now: until the handler lock was ours, an event
@@ -313,7 +313,7 @@ static void sacred_connreq_one(struct sacred_mem *mem,
 	      sacred_connreq_answer(mem, cm_id, &creq->req,
 				    creq->responder_resources);
 	rdma_unlock_handler(cm_id);
-	mutex_unlock(&mem->lock);
+	sacred_mem_unlock(mem);
 	/* Rejected or gone: nobody else will destroy it (not under a lock). */
 	if (ret)
 		rdma_destroy_id(cm_id);
