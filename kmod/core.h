@@ -277,6 +277,8 @@ struct sacred_acl_entry {
 	u32 next;
 };
 
+struct sacred_op;
+
 /**
  * struct sacred_region - a region of a memory instance
  * @id: id, unique within @mem
@@ -300,6 +302,9 @@ struct sacred_acl_entry {
  *	processes one incarnation of a region id from another
  * @prog: the program deciding for policy %SACRED_POLICY_BPF, else NULL
  *	(bpf.c; replaced under mem->lock and sacred_lock)
+ * @ops: room for a change's revocations, one per ACL member (perm.c;
+ *	sized with the ACL, so that no change allocates)
+ * @ops_cap: entries @ops has room for
  */
 struct sacred_region {
 	u32 id;
@@ -318,6 +323,8 @@ struct sacred_region {
 	u64 raced;
 	u64 tag;
 	struct sacred_region_prog *prog;
+	struct sacred_op *ops;
+	u32 ops_cap;
 };
 
 struct sacred_ep;

@@ -16,7 +16,11 @@
  *
  * Request life, on the endpoint's side:
  *
- *   recv_done()   (CQ context) queue the buffer on ep->pending, kick
+ *   recv_done()   (CQ context) if no earlier request waits, offer it to
+ *                 ops->fast() (request.c), which answers there what needs
+ *                 no sleeping step - the reply posted from the completion
+ *                 handler; else, or
+ *                 if it declines, queue the buffer on ep->pending and kick
  *                 ep->work on sacred_wq;
  *   ep_work()     hand each pending request, in order, to ops->recv()
  *                 (request.c), which takes mem->lock, runs it, builds the
@@ -144,8 +148,10 @@ struct sacred_slot {
  * @cm_id: its rdma_cm id; the QP hangs off it
  * @cq: send and receive CQ, polled from a workqueue
  * @flags: SACRED_CONN_* bits
- * @lock: protects @pending
+ * @lock: protects @pending and @working
  * @pending: slots holding requests not yet handled, in arrival order
+ * @working: @work has taken a request off @pending and not yet found it
+ *	empty: a new request goes behind it, never to ops->fast()
  * @work: handles @pending
  * @release_work: tears the connection down
  * @release_timer: queues @release_work a little after a fence
@@ -171,8 +177,9 @@ struct sacred_ep {
 	struct rdma_cm_id *cm_id;
 	struct ib_cq *cq;
 	unsigned long flags;
-	spinlock_t lock;	/* protects @pending */
+	spinlock_t lock;	/* protects @pending and @working */
 	struct list_head pending;
+	bool working;
 	struct work_struct work;
 	struct work_struct release_work;
 	struct delayed_work release_timer;
@@ -316,7 +323,7 @@ bool sacred_ep_raced(struct sacred_ep *ep)
  * sacred_ep_usable() - may work requests still be posted on @ep?
  * @ep: the endpoint, or NULL
  *
- * Context: mem->lock held.
+ * Context: mem->lock or mem->fast_lock held.
  * Return: true if @ep is neither fenced nor dead.
  */
 bool sacred_ep_usable(struct sacred_ep *ep)
@@ -357,7 +364,13 @@ static int sacred_ep_post_recv(struct sacred_ep *ep, unsigned int i)
 	ib_dma_sync_single_for_device(sacred_ep_ibdev(ep),
 				      ep->dma + sacred_rx_off(i),
 				      SACRED_WIRE_MSG_MAX, DMA_FROM_DEVICE);
-	ep->slot[i].post_psn = READ_ONCE(ep->seen_psn);
+	/*
+	 * The request that lands in this buffer comes after every request
+	 * received so far: the floor of those is as good a sample as the
+	 * QP's own, and the fresher of the two is taken.
+	 */
+	ep->slot[i].post_psn = sacred_psn_max(READ_ONCE(ep->seen_psn),
+					      READ_ONCE(ep->req_psn));
 	return ib_post_recv(sacred_ep_qp(ep), &wr, NULL);
 }
 
@@ -367,6 +380,7 @@ static void sacred_ep_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		container_of(wc->wr_cqe, struct sacred_slot, rx_cqe);
 	struct sacred_ep *ep = slot->ep;
 	unsigned long flags;
+	bool queued;
 
 	if (wc->status != IB_WC_SUCCESS) {
 		/*
@@ -403,8 +417,25 @@ static void sacred_ep_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		   SACRED_PSN_MASK);
 	slot->len = wc->byte_len;
 	spin_lock_irqsave(&ep->lock, flags);
-	list_add_tail(&slot->list, &ep->pending);
+	queued = ep->working || !list_empty(&ep->pending);
+	if (queued)
+		list_add_tail(&slot->list, &ep->pending);
 	spin_unlock_irqrestore(&ep->lock, flags);
+	if (!queued) {
+		ib_dma_sync_single_for_cpu(sacred_ep_ibdev(ep),
+					   ep->dma + sacred_rx_off(slot->index),
+					   SACRED_WIRE_MSG_MAX,
+					   DMA_FROM_DEVICE);
+		if (ep->ops->fast(ep, slot->index,
+				  (void *)(ep->buf + sacred_rx_off(slot->index)),
+				  slot->len,
+				  (void *)(ep->buf + sacred_tx_off(slot->index))))
+			return;
+		/* Nothing else is queued: completions run one at a time. */
+		spin_lock_irqsave(&ep->lock, flags);
+		list_add_tail(&slot->list, &ep->pending);
+		spin_unlock_irqrestore(&ep->lock, flags);
+	}
 	queue_work(sacred_wq, &ep->work);
 }
 
@@ -580,11 +611,33 @@ err:
  */
 void sacred_ep_reply(struct sacred_ep *ep, unsigned int slot)
 {
+	int ret;
+
 	lockdep_assert_held(&ep->peer->mem->lock);
-	if (sacred_ep_post_reply(ep, &ep->slot[slot]))
+	ret = sacred_ep_post_reply(ep, &ep->slot[slot]);
+	if (ret)
 		sacred_ep_release(ep);
 	else
 		sacred_ep_sample_psn(ep);
+}
+
+/**
+ * sacred_ep_reply_fast() - send a reply from a receive completion
+ * @ep: the endpoint, usable (sacred_ep_usable())
+ * @slot: the slot the request came in
+ *
+ * As sacred_ep_reply(), without the PSN sample: a QP query, which a device
+ * may answer only in process context, and which measured a sixth of a
+ * fast attach on rxe when left to a work item. The receive buffer reposted
+ * with the reply takes the floor instead (sacred_ep_post_recv()).
+ *
+ * Context: softirq, mem->fast_lock held (sacred_mem_fast_begin()).
+ */
+void sacred_ep_reply_fast(struct sacred_ep *ep, unsigned int slot)
+{
+	lockdep_assert_held(&ep->peer->mem->fast_lock);
+	if (sacred_ep_post_reply(ep, &ep->slot[slot]))
+		sacred_ep_release(ep);
 }
 
 static void sacred_ep_work(struct work_struct *work)
@@ -600,6 +653,7 @@ static void sacred_ep_work(struct work_struct *work)
 						struct sacred_slot, list);
 		if (slot)
 			list_del(&slot->list);
+		ep->working = !!slot;
 		spin_unlock_irqrestore(&ep->lock, flags);
 		if (!slot)
 			return;

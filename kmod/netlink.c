@@ -970,6 +970,7 @@ static void sacred_nl_refuse_msg(struct netlink_ext_ack *extack, u32 reason)
 static int sacred_nl_perm_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sacred_perm_change chg = {};
+	struct sacred_switch sw;
 	struct sacred_region *region;
 	u32 reason;
 	int ret;
@@ -1007,7 +1008,8 @@ static int sacred_nl_perm_set_doit(struct sk_buff *skb, struct genl_info *info)
 		goto out_unlock;
 	}
 	sacred_mem_lock(region->mem);
-	ret = sacred_perm_change(region, &chg, &reason);
+	ret = sacred_perm_change(region, &chg, &reason, &sw);
+	sacred_perm_change_end(&sw);
 	sacred_mem_unlock(region->mem);
 	if (ret) {
 		GENL_SET_ERR_MSG(info, "the change could not be applied in full");

@@ -44,7 +44,7 @@
  * --------------------
  * Once the reply to a change that revokes access of process V has been
  * posted, no access by V with a revoked key takes effect on the region.
- * For a V connected on ep, in this order, all before the reply:
+ * For a V connected on ep, in this order, 1 and 2 before the reply:
  *
  *   1. LOCAL_INV of V's MR on V's QP, waited for: from here on a new
  *      packet carrying the key fails the key check. A packet that passed
@@ -56,14 +56,21 @@
  *      of V's is being placed and nothing more will be: the QP drops new
  *      packets, and the MR refuses the key on any other QP of V's PD.
  *   3. if step 1 was flushed (V broke its QP first), the MR is replaced
- *      after the fence.
+ *      after the reply, before mem->lock is dropped: V's only QP is
+ *      drained in ERR, and a new one of V's PD is made only under
+ *      mem->lock (request.c), so no QP can use the key meanwhile.
  *
  * Losers are revoked together (sacred_perm_settle()): every invalidation
  * in flight at once, then every fence, the requester's registration
- * meanwhile - two rounds of waiting, whatever the number of losers.
+ * meanwhile - two rounds of waiting, whatever the number of losers. The
+ * reply follows the registration on the requester's send queue; what
+ * needs no waiting before it - the registration's completion, MR
+ * replacements, race counts, the event - runs after it is posted
+ * (sacred_perm_change_end()).
  *
  * A V that is not connected has no QP in its PD, so nothing can use its
- * key until it connects again, and by then the MR is replaced. A revoke
+ * key until it connects again, and by then the MR is replaced (after the
+ * reply, under the same hold of mem->lock). A revoke
  * of the requester's own access is not fenced (its reply travels on that
  * connection); RC ordering places its earlier writes before its request.
  * Bytes of a multi-packet write placed before step 2 stay in memory: the
@@ -85,20 +92,6 @@
 #include "policy.h"
 
 #define SACRED_KEY_REGS_MAX	255
-
-/**
- * struct sacred_wait - a signaled work request on a process's QP
- * @cqe: its completion entry
- * @done: completed by its completion, successful or flushed
- * @status: the completion's status
- * @ep: the endpoint it was posted on, fenced if it takes too long
- */
-struct sacred_wait {
-	struct ib_cqe cqe;
-	struct completion done;
-	enum ib_wc_status status;
-	struct sacred_ep *ep;
-};
 
 static void sacred_wait_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -381,45 +374,34 @@ void sacred_grant_free(struct sacred_grant *grant)
 	kfree(grant);
 }
 
-/**
- * struct sacred_op - one loser's revocation in flight
- * @w: completion of the LOCAL_INV on the loser's QP
- * @grant: the loser's grant
- * @fence: the loser's connection, to fence; NULL if none (or the
- *	requester's own)
- * @invalidated: the LOCAL_INV was posted and completed successfully
- */
-struct sacred_op {
-	struct sacred_wait w;
-	struct sacred_grant *grant;
-	struct sacred_ep *fence;
-	bool invalidated;
-};
-
 /*
- * Apply a decided change: take away what every ACL member loses (@cur bits
- * not in @next) as the revoke guarantee says, and register @reg's new
- * @reg_access on @via. The verbs work of all processes runs together:
+ * Start taking away what every ACL member loses (@cur bits not in @next),
+ * as the revoke guarantee says, and post @sw->reg's registration for
+ * @sw->reg_access on @via. The verbs work of all processes runs together:
  *
  *   round 1: LOCAL_INV of every loser's MR, each on its own QP;
  *   round 2: the fence of every loser's connection (but @via) and,
- *            meanwhile, @reg's registration on @via (chained after the
- *            invalidation of its old key);
+ *            meanwhile, the registration on @via (chained after the
+ *            invalidation of its old key).
  *
- * then a loser's MR whose invalidation did not complete is replaced. The
- * requester's new key is valid only once every loser's key is dead, and the
- * reply (posted by the caller after this returns) follows every fence.
- * @ops has room for one entry per ACL member.
+ * When this returns, every loser's connection is fenced and the reply may
+ * be posted: it follows the registration on @via's send queue, so the
+ * requester's new key is valid when the reply arrives, and a failed
+ * registration breaks the QP and flushes the reply. What is left - the
+ * registration's completion, the replacement of an MR whose invalidation
+ * did not complete, the race counts - is sacred_perm_settle_end()'s, which
+ * runs before mem->lock is dropped: until then no new QP can appear in a
+ * loser's PD (connect requests are answered under mem->lock), so a key
+ * left valid by a flushed invalidation is usable by no QP.
+ * @region->ops has room for one entry per ACL member.
  */
-static int sacred_perm_settle(struct sacred_region *region,
-			      struct sacred_op *ops, struct sacred_ep *via,
-			      struct sacred_grant *reg, u32 reg_access)
+static void sacred_perm_settle(struct sacred_region *region,
+			       struct sacred_ep *via, struct sacred_switch *sw)
 {
+	struct sacred_op *ops = region->ops;
 	struct sacred_acl_entry *e;
-	struct sacred_wait reg_w;
 	unsigned long pid, deadline;
 	unsigned int n = 0, i;
-	int ret = 0;
 
 	xa_for_each(&region->acl, pid, e) {
 		struct sacred_grant *grant;
@@ -429,7 +411,7 @@ static int sacred_perm_settle(struct sacred_region *region,
 		if (!(e->cur & ~e->next))
 			continue;
 		grant = sacred_grant_lookup(region->mem, pid, region->id);
-		if (!grant || grant == reg || !grant->access ||
+		if (!grant || grant == sw->reg || !grant->access ||
 		    !(grant->access & ~e->next))
 			continue;
 		op = &ops[n++];
@@ -447,9 +429,13 @@ static int sacred_perm_settle(struct sacred_region *region,
 				  !(op->fence && sacred_ep_probing(ep)) &&
 				  !sacred_grant_post_inv(grant, ep, &op->w);
 	}
+	sw->nr_ops = n;
 	/*
 	 * One deadline for the round: k losers that answer nothing cost one
 	 * SACRED_WR_TIMEOUT_MS, not k of them, while the instance is locked.
+	 * The invalidation runs before its QP is moved to the error state,
+	 * which would flush it and cost an MR per switch: on a device that
+	 * runs it in the post (rxe in 6.1) this wait ends at once.
 	 */
 	deadline = jiffies + msecs_to_jiffies(SACRED_WR_TIMEOUT_MS);
 	for (i = 0; i < n; i++)
@@ -459,7 +445,7 @@ static int sacred_perm_settle(struct sacred_region *region,
 	for (i = 0; i < n; i++)
 		if (ops[i].fence)
 			sacred_ep_fence_start(ops[i].fence);
-	if (reg) {
+	if (sw->reg) {
 		/*
 		 * @via may have been fenced in round 1 (sacred_wait()):
 		 * nothing is posted then, yet sacred_grant_reg_done() still
@@ -469,15 +455,34 @@ static int sacred_perm_settle(struct sacred_region *region,
 		 * (sacred_grant_register() needs no such step: at attach the
 		 * grant never holds more than the ACL entry's @cur.)
 		 */
-		sacred_wait_init(&reg_w);
-		ret = sacred_ep_usable(via) ?
-		      sacred_grant_post_reg(reg, via, reg_access, &reg_w) :
-		      -ECONNRESET;
+		sacred_wait_init(&sw->reg_w);
+		sw->reg_err = sacred_ep_usable(via) ?
+			      sacred_grant_post_reg(sw->reg, via, sw->reg_access,
+						    &sw->reg_w) :
+			      -ECONNRESET;
+		/* What the reply tells; sacred_perm_settle_end() checks it. */
+		if (!sw->reg_err)
+			sw->reg->access = sw->reg_access;
 	}
-	for (i = 0; i < n; i++) {
-		if (!ops[i].fence)
-			continue;
-		sacred_ep_fence_finish(ops[i].fence);
+	for (i = 0; i < n; i++)
+		if (ops[i].fence)
+			sacred_ep_fence_finish(ops[i].fence);
+}
+
+/*
+ * The part of a change that waits until its reply is posted (see
+ * sacred_perm_settle()). Returns 0, or why the requester's registration
+ * failed.
+ */
+static int sacred_perm_settle_end(struct sacred_switch *sw)
+{
+	struct sacred_region *region = sw->region;
+	struct sacred_op *ops = region->ops;
+	struct sacred_acl_entry *e;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < sw->nr_ops; i++) {
 		/*
 		 * A write the fence tore was sent after the loser's latest
 		 * request (RC order completes every earlier one before the
@@ -485,23 +490,32 @@ static int sacred_perm_settle(struct sacred_region *region,
 		 * rq_psn past a floor ep.c keeps. The module cannot see
 		 * the bytes: it counts every revoke in which that happened.
 		 */
-		if (sacred_ep_raced(ops[i].fence)) {
+		if (ops[i].fence && sacred_ep_raced(ops[i].fence)) {
 			region->raced++;
 			ops[i].grant->peer->raced++;
 		}
-	}
-
-	for (i = 0; i < n; i++) {
 		if (ops[i].invalidated)
 			ops[i].grant->access = 0;
 		else
 			sacred_grant_replace_mr(ops[i].grant);
 	}
-	if (reg) {
-		if (!ret)
-			ret = sacred_wait(&reg_w);
-		ret = sacred_grant_reg_done(reg, reg_access, ret);
-	}
+	sw->nr_ops = 0;
+	if (!sw->reg)
+		return 0;
+	ret = sw->reg_err ?: sacred_wait(&sw->reg_w);
+	sacred_grant_reg_done(sw->reg, sw->reg_access, ret);
+	sw->reg = NULL;
+	if (!ret || sw->reg_err)
+		return ret;
+	/*
+	 * Failed after the reply was posted: the failure broke the QP, which
+	 * flushed the reply queued behind the registration. As when it fails
+	 * before (sacred_perm_apply()), the requester keeps only what it
+	 * held and still may: nothing is granted.
+	 */
+	e = xa_load(&region->acl, sw->chg.requester);
+	if (e)
+		e->cur &= sw->reg_old_cur;
 	return ret;
 }
 
@@ -510,27 +524,25 @@ static int sacred_perm_settle(struct sacred_region *region,
  * epoch. The requester's new access is registered on @via.
  */
 static int sacred_perm_apply(struct sacred_region *region,
-			     struct sacred_op *ops, struct sacred_ep *via,
-			     u32 requester)
+			     struct sacred_ep *via, u32 requester,
+			     struct sacred_switch *sw)
 {
-	struct sacred_grant *reg = NULL;
 	struct sacred_acl_entry *e;
 	unsigned long pid;
-	u32 access = 0;
-	int ret;
 
 	e = via ? xa_load(&region->acl, requester) : NULL;
 	if (e && e->next) {
-		reg = sacred_grant_get(sacred_ep_peer(via), region);
-		if (IS_ERR(reg))
-			reg = NULL;	/* registered at its next attach */
-		else if (reg->access == e->next)
-			reg = NULL;
+		sw->reg = sacred_grant_get(sacred_ep_peer(via), region);
+		if (IS_ERR(sw->reg))
+			sw->reg = NULL;	/* registered at its next attach */
+		else if (sw->reg->access == e->next)
+			sw->reg = NULL;
 		else
-			access = e->next;
+			sw->reg_access = e->next;
+		sw->reg_old_cur = e->cur;
 	}
 
-	ret = sacred_perm_settle(region, ops, via, reg, access);
+	sacred_perm_settle(region, via, sw);
 
 	/*
 	 * Not applied in full: what was taken away is gone (fenced, or
@@ -538,44 +550,70 @@ static int sacred_perm_apply(struct sacred_region *region,
 	 * widens access, now or at the next attach.
 	 */
 	xa_for_each(&region->acl, pid, e)
-		e->cur = ret ? e->cur & e->next : e->next;
+		e->cur = sw->reg_err ? e->cur & e->next : e->next;
 	region->epoch++;
-	return ret;
+	return sw->reg_err;
 }
 
 /**
- * sacred_perm_change() - changePermission: decide and apply
+ * sacred_perm_change() - changePermission: decide, and apply up to the reply
  * @region: the region
  * @chg: the request; @chg->via is the requester's connection, or NULL when
  *	an admin asks over netlink
  * @reason: set to the policy's refusal reason, 0 if it accepted
+ * @sw: set up for sacred_perm_change_end()
  *
- * A refused request changes nothing. An accepted one is applied before
- * this returns: revocations fenced, the requester's new access registered
- * on @chg->via, the epoch bumped, and an event sent (saying so when it
- * could not be applied in full).
+ * A refused request changes nothing. An accepted one is applied up to
+ * its reply: revocations fenced, the requester's new access registered on
+ * @chg->via ahead of the reply, the epoch bumped. The caller posts the
+ * reply, if any, then calls sacred_perm_change_end() - whatever this
+ * returned - before it drops mem->lock.
  *
  * Context: mem->lock held.
  * Return: 0, or a negative errno if the change could not be applied in
  * full (access may then have been revoked, never widened).
  */
 int sacred_perm_change(struct sacred_region *region,
-		       const struct sacred_perm_change *chg, u32 *reason)
+		       const struct sacred_perm_change *chg, u32 *reason,
+		       struct sacred_switch *sw)
 {
-	struct sacred_op *ops;
-	int ret = 0;
-
 	lockdep_assert_held(&region->mem->lock);
 
-	ops = kvcalloc(region->nr_acl + 1, sizeof(*ops), GFP_KERNEL);
-	if (!ops)
-		return -ENOMEM;
+	memset(sw, 0, sizeof(*sw));
+	sw->region = region;
+	sw->chg = *chg;
 	*reason = sacred_policy_decide(region, chg);
+	sw->reason = *reason;
 	if (!*reason)
-		ret = sacred_perm_apply(region, ops, chg->via, chg->requester);
-	sacred_notify_perm(region, chg, *reason, ret);
-	kvfree(ops);
-	return ret;
+		sw->err = sacred_perm_apply(region, chg->via, chg->requester,
+					    sw);
+	return sw->err;
+}
+
+/**
+ * sacred_perm_change_end() - finish a change after its reply was posted
+ * @sw: what sacred_perm_change() set up; a zeroed one does nothing
+ *
+ * Waits for the requester's registration, replaces the MRs whose
+ * invalidation did not complete, counts raced revokes and raises the
+ * change's event - with the error of a registration that failed after
+ * the reply was posted (the reply was flushed with the QP, and nothing
+ * was granted).
+ *
+ * Context: mem->lock held, as since sacred_perm_change().
+ */
+void sacred_perm_change_end(struct sacred_switch *sw)
+{
+	int ret;
+
+	if (!sw->region)
+		return;
+	lockdep_assert_held(&sw->region->mem->lock);
+	ret = sacred_perm_settle_end(sw);
+	if (ret && !sw->err)
+		sw->err = ret;
+	sacred_notify_perm(sw->region, &sw->chg, sw->reason, sw->err);
+	sw->region = NULL;
 }
 
 /**
@@ -611,6 +649,17 @@ int sacred_perm_attach(struct sacred_peer *peer, struct sacred_region *region,
 	return 0;
 }
 
+static void sacred_perm_free_ops(struct sacred_region *region)
+{
+	if (!region->ops)
+		return;
+	sacred_mem_uncharge(region->mem,
+			    array_size(region->ops_cap, sizeof(*region->ops)));
+	kvfree(region->ops);
+	region->ops = NULL;
+	region->ops_cap = 0;
+}
+
 /**
  * sacred_perm_set_acl() - replace a region's ACL
  * @region: the region
@@ -631,12 +680,15 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 			struct netlink_ext_ack *extack)
 {
 	const struct sacred_policy_ops *pol = sacred_policy(region->policy);
+	struct sacred_switch sw = { .region = region };
 	struct sacred_acl_entry *e, *old;
+	unsigned int nr = 0;
 	struct sacred_op *ops;
 	unsigned long pid;
 	int writers = 0;
 
 	xa_for_each(acl, pid, e) {
+		nr++;
 		old = xa_load(&region->acl, pid);
 		if (pol->acl_is_access || !old)
 			e->cur = pol->initial(e->max);
@@ -650,8 +702,12 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 		return -EINVAL;
 	}
 
-	/* Room for the newcomers first: past this point nothing fails. */
-	ops = kvcalloc(region->nr_acl + 1, sizeof(*ops), GFP_KERNEL);
+	/*
+	 * Room for the newcomers first: past this point nothing fails. The
+	 * ops fit the old ACL's losers now and the new one's later.
+	 */
+	nr = max3(nr, region->nr_acl, 1U);
+	ops = kvcalloc(nr, sizeof(*ops), GFP_KERNEL);
 	if (!ops)
 		return -ENOMEM;
 	xa_for_each(acl, pid, e) {
@@ -671,8 +727,12 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 		e = xa_load(acl, pid);
 		old->next = e ? e->cur : 0;
 	}
-	sacred_perm_settle(region, ops, NULL, NULL, 0);
-	kvfree(ops);
+	sacred_perm_free_ops(region);
+	region->ops = ops;
+	region->ops_cap = nr;
+	sacred_mem_charge(region->mem, array_size(nr, sizeof(*ops)));
+	sacred_perm_settle(region, NULL, &sw);
+	sacred_perm_settle_end(&sw);	/* no registration: cannot fail */
 
 	/* Install: members that leave go, the others take their new entry. */
 	xa_for_each(&region->acl, pid, old) {
@@ -728,6 +788,7 @@ void sacred_perm_region_revoke_all(struct sacred_region *region)
 		sacred_mem_uncharge(region->mem, sizeof(*e));
 		kfree(e);
 	}
+	sacred_perm_free_ops(region);
 }
 
 /**

@@ -393,8 +393,10 @@ static int sacred_region_acl_fill(struct sk_buff *skb,
  * sacred_region_fill() - put a region's attributes into a netlink message
  * @skb: the message, its header put (netlink.c)
  * @region: the region
- * @acl: with its ballot and ACL, taken under mem->lock; @skb must have
- *	room for sacred_region_acl_size() more
+ * @acl: with its ballot and ACL; @skb must have room for
+ *	sacred_region_acl_size() more
+ *
+ * The epoch, the raced count and the ACL are read under mem->lock.
  *
  * Context: sacred_lock held; mem->lock not held.
  * Return: 0, or -EMSGSIZE if they do not fit: the caller cancels the
@@ -403,16 +405,26 @@ static int sacred_region_acl_fill(struct sk_buff *skb,
 int sacred_region_fill(struct sk_buff *skb, struct sacred_region *region,
 		       bool acl)
 {
+	u64 raced;
+	u32 epoch;
 	int ret;
 
+	/*
+	 * A change counts its raced revokes after its reply (perm.c), under
+	 * mem->lock: a process that asks right after the reply sees them.
+	 */
+	sacred_mem_lock(region->mem);
+	epoch = region->epoch;
+	raced = region->raced;
+	sacred_mem_unlock(region->mem);
 	if (nla_put_u32(skb, SACRED_ATTR_MEM_ID, region->mem->id) ||
 	    nla_put_u32(skb, SACRED_ATTR_REGION_ID, region->id) ||
 	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_SIZE, region->size,
 			      SACRED_ATTR_PAD) ||
 	    nla_put_u8(skb, SACRED_ATTR_REGION_POLICY, region->policy) ||
-	    nla_put_u32(skb, SACRED_ATTR_REGION_EPOCH, region->epoch) ||
+	    nla_put_u32(skb, SACRED_ATTR_REGION_EPOCH, epoch) ||
 	    nla_put_u32(skb, SACRED_ATTR_REGION_NR_CHUNKS, region->nr_chunks) ||
-	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_RACED, region->raced,
+	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_RACED, raced,
 			      SACRED_ATTR_PAD) ||
 	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_TAG, region->tag,
 			      SACRED_ATTR_PAD) ||

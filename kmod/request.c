@@ -15,10 +15,14 @@
  *   and a stalled instance holds one kworker, however many processes
  *   knock;
  *
- *   requests on an endpoint (ATTACH, PERM) - ep.c hands each one, in
- *   order, to sacred_request_recv(), which under mem->lock checks it,
- *   dispatches it to perm.c (sacred_perm_change(), sacred_perm_attach())
- *   and sends the reply with sacred_ep_reply().
+ *   requests on an endpoint (ATTACH, PERM) - ep.c offers each one, in
+ *   its receive completion, to sacred_request_fast(), which answers
+ *   there, under mem->fast_lock, what needs no sleeping step (an attach
+ *   of a registered grant, a request answered without its region); the
+ *   rest goes, in order, to sacred_request_recv(), which under mem->lock
+ *   checks it, dispatches it to perm.c (sacred_perm_change(),
+ *   sacred_perm_attach()), sends the reply with sacred_ep_reply() and
+ *   then lets perm.c finish the change (sacred_perm_change_end()).
  *
  * It is the top of the data path: it calls perm.c, peer.c, ep.c and
  * auth.c, and is called by mem.c (connect requests) and, through the
@@ -47,80 +51,64 @@
 #define SACRED_RNR_RETRY_MAX	6
 
 /*
- * Run one request and fill in @rep. Every field of the request is checked
- * here; nothing the process sent is trusted further down.
+ * Check a request and find its region; fill in @rep's status when there
+ * is nothing more to do (a malformed request, no such region). Every field
+ * of the request is checked here; nothing the process sent is trusted
+ * further down.
+ *
+ * Context: mem->lock or mem->fast_lock held.
+ * Return: the region, or NULL when @rep is the whole answer.
  */
-static void sacred_request_handle(struct sacred_ep *ep,
-				  const struct sacred_wire_req *req, u32 len,
-				  struct sacred_wire_reply *rep)
+static struct sacred_region *
+sacred_request_parse(struct sacred_ep *ep, const struct sacred_wire_req *req,
+		     u32 len, struct sacred_wire_reply *rep,
+		     struct sacred_perm_change *chg)
 {
 	struct sacred_peer *peer = sacred_ep_peer(ep);
-	struct sacred_mem *mem = peer->mem;
-	struct sacred_perm_change chg = {};
 	struct sacred_region *region;
-	struct sacred_acl_entry *acl;
-	struct sacred_grant *grant;
-	u32 reason = SACRED_REFUSE_NONE;
 	u16 op;
-	int ret;
 
-	peer->requests++;
 	rep->status = cpu_to_le32(SACRED_ST_INVALID);
 	if (len < sizeof(*req))
-		return;
+		return NULL;
 	rep->region_id = req->region_id;
 	/* Exactly a request: nothing after it is read, so nothing is sent. */
 	if (len != sizeof(*req) ||
 	    le16_to_cpu(req->hdr.version) != SACRED_WIRE_VERSION ||
 	    req->reserved)
-		return;
+		return NULL;
 	op = le16_to_cpu(req->hdr.op);
 	if (op != SACRED_OP_ATTACH && op != SACRED_OP_PERM)
-		return;
-	chg.access = le32_to_cpu(req->access);
-	if (!sacred_access_valid(chg.access) ||
-	    (op == SACRED_OP_ATTACH && (chg.access || req->ballot ||
+		return NULL;
+	chg->access = le32_to_cpu(req->access);
+	if (!sacred_access_valid(chg->access) ||
+	    (op == SACRED_OP_ATTACH && (chg->access || req->ballot ||
 					req->target)))
-		return;
+		return NULL;
 
-	region = xa_load(&mem->regions, le32_to_cpu(req->region_id));
+	region = xa_load(&peer->mem->regions, le32_to_cpu(req->region_id));
 	if (!region) {
 		rep->status = cpu_to_le32(SACRED_ST_NO_REGION);
-		return;
+		return NULL;
 	}
 	if (op == SACRED_OP_PERM) {
-		chg.requester = peer->process_id;
-		chg.ballot = le64_to_cpu(req->ballot);
-		chg.target = le32_to_cpu(req->target);
-		chg.via = ep;
+		chg->requester = peer->process_id;
+		chg->ballot = le64_to_cpu(req->ballot);
+		chg->target = le32_to_cpu(req->target);
+		chg->via = ep;
 		/* Invalid: like every malformed request, nothing of the region. */
-		if (!sacred_policy_args_valid(region->policy, &chg))
-			return;
+		if (!sacred_policy_args_valid(region->policy, chg))
+			return NULL;
 	}
 	rep->size = cpu_to_le64(region->size);
 	rep->tag = cpu_to_le64(region->tag);
+	return region;
+}
 
-	if (op == SACRED_OP_PERM) {
-		ret = sacred_perm_change(region, &chg, &reason);
-		if (ret) {
-			rep->status = cpu_to_le32(SACRED_ST_FAILED);
-			goto out;
-		}
-		if (reason)
-			peer->refused++;
-	}
-
-	/* Accepted, refused or attach: tell what the process holds now. */
-	acl = xa_load(&region->acl, peer->process_id);
-	if (!acl) {
-		rep->status = cpu_to_le32(SACRED_ST_NO_ACCESS);
-		goto out;
-	}
-	ret = sacred_perm_attach(peer, region, ep, &grant);
-	if (ret) {
-		rep->status = cpu_to_le32(SACRED_ST_FAILED);
-		goto out;
-	}
+/* Accepted, refused or attach: tell what @grant's process holds now. */
+static void sacred_request_granted(struct sacred_wire_reply *rep,
+				   struct sacred_grant *grant, u32 reason)
+{
 	rep->access = cpu_to_le32(grant ? grant->access : 0);
 	rep->rkey = cpu_to_le32(grant ? sacred_grant_rkey(grant) : 0);
 	if (reason) {
@@ -129,33 +117,81 @@ static void sacred_request_handle(struct sacred_ep *ep,
 	} else {
 		rep->status = cpu_to_le32(SACRED_ST_OK);
 	}
+}
+
+/* Run one request under mem->lock and fill in @rep. */
+static void sacred_request_handle(struct sacred_ep *ep,
+				  const struct sacred_wire_req *req, u32 len,
+				  struct sacred_wire_reply *rep,
+				  struct sacred_switch *sw)
+{
+	struct sacred_peer *peer = sacred_ep_peer(ep);
+	struct sacred_perm_change chg = {};
+	struct sacred_region *region;
+	struct sacred_grant *grant;
+	u32 reason = SACRED_REFUSE_NONE;
+	int ret;
+
+	peer->requests++;
+	region = sacred_request_parse(ep, req, len, rep, &chg);
+	if (!region)
+		return;
+
+	if (chg.via) {
+		ret = sacred_perm_change(region, &chg, &reason, sw);
+		if (ret) {
+			rep->status = cpu_to_le32(SACRED_ST_FAILED);
+			goto out;
+		}
+		if (reason)
+			peer->refused++;
+	}
+
+	if (!xa_load(&region->acl, peer->process_id)) {
+		rep->status = cpu_to_le32(SACRED_ST_NO_ACCESS);
+		goto out;
+	}
+	ret = sacred_perm_attach(peer, region, ep, &grant);
+	if (ret) {
+		rep->status = cpu_to_le32(SACRED_ST_FAILED);
+		goto out;
+	}
+	sacred_request_granted(rep, grant, reason);
 out:
 	rep->epoch = cpu_to_le32(region->epoch);
+}
+
+/* The reply's header, as for any request. */
+static void sacred_request_reply_init(const struct sacred_wire_req *req,
+				      u32 len, struct sacred_wire_reply *rep)
+{
+	memset(rep, 0, sizeof(*rep));
+	rep->hdr.version = cpu_to_le16(SACRED_WIRE_VERSION);
+	rep->hdr.op = cpu_to_le16(SACRED_OP_REPLY);
+	if (len >= sizeof(req->hdr))
+		rep->hdr.cookie = req->hdr.cookie;
 }
 
 /*
  * ep.c's ops->recv(): build the reply's header, run the request under
  * mem->lock and send the reply - unless the endpoint was fenced or died
- * meanwhile, and then nothing is sent.
+ * meanwhile, and then nothing is sent. What a change leaves until after
+ * its reply (perm.c) runs then, before mem->lock is dropped.
  */
 static void sacred_request_recv(struct sacred_ep *ep, unsigned int slot,
 				const struct sacred_wire_req *req, u32 len,
 				struct sacred_wire_reply *rep)
 {
 	struct sacred_mem *mem = sacred_ep_peer(ep)->mem;
+	struct sacred_switch sw = {};
 
-	memset(rep, 0, sizeof(*rep));
-	rep->hdr.version = cpu_to_le16(SACRED_WIRE_VERSION);
-	rep->hdr.op = cpu_to_le16(SACRED_OP_REPLY);
-	if (len >= sizeof(req->hdr))
-		rep->hdr.cookie = req->hdr.cookie;
-
+	sacred_request_reply_init(req, len, rep);
 	sacred_mem_lock(mem);
 	if (!sacred_ep_usable(ep)) {
 		sacred_mem_unlock(mem);
 		return;
 	}
-	sacred_request_handle(ep, req, len, rep);
+	sacred_request_handle(ep, req, len, rep, &sw);
 	/*
 	 * Posted under mem->lock, so that a change that revokes this
 	 * process is never overtaken by this reply, and a fence of
@@ -163,10 +199,63 @@ static void sacred_request_recv(struct sacred_ep *ep, unsigned int slot,
 	 */
 	if (sacred_ep_usable(ep))
 		sacred_ep_reply(ep, slot);
+	sacred_perm_change_end(&sw);
 	sacred_mem_unlock(mem);
 }
 
+/*
+ * ep.c's ops->fast(): answer, in the receive completion, a request that
+ * needs no sleeping step - an attach whose process's MR is registered
+ * for what it holds, or one that is answered without its region (a
+ * malformed request, no such region). Everything else, and everything
+ * while mem->lock is held, goes to sacred_request_recv().
+ *
+ * Context: softirq; takes mem->fast_lock.
+ * Return: true if the reply was sent (or nothing is to be sent).
+ */
+static bool sacred_request_fast(struct sacred_ep *ep, unsigned int slot,
+				const struct sacred_wire_req *req, u32 len,
+				struct sacred_wire_reply *rep)
+{
+	struct sacred_peer *peer = sacred_ep_peer(ep);
+	struct sacred_perm_change chg = {};
+	struct sacred_region *region;
+	struct sacred_grant *grant = NULL;
+	struct sacred_acl_entry *acl;
+
+	if (!sacred_mem_fast_begin(peer->mem))
+		return false;
+	if (!sacred_ep_usable(ep))
+		goto slow;
+	sacred_request_reply_init(req, len, rep);
+	region = sacred_request_parse(ep, req, len, rep, &chg);
+	if (region) {
+		if (chg.via)
+			goto slow;	/* a change: policy and verbs */
+		acl = xa_load(&region->acl, peer->process_id);
+		if (acl && acl->cur) {
+			grant = xa_load(&peer->grants, region->id);
+			if (!grant || grant->access != acl->cur)
+				goto slow;	/* a registration */
+		}
+		if (acl)
+			sacred_request_granted(rep, grant, SACRED_REFUSE_NONE);
+		else
+			rep->status = cpu_to_le32(SACRED_ST_NO_ACCESS);
+		rep->epoch = cpu_to_le32(region->epoch);
+	}
+	peer->requests++;
+	sacred_ep_reply_fast(ep, slot);
+	sacred_mem_fast_end(peer->mem);
+	return true;
+
+slow:
+	sacred_mem_fast_end(peer->mem);
+	return false;
+}
+
 static const struct sacred_ep_ops sacred_request_ep_ops = {
+	.fast	= sacred_request_fast,
 	.recv	= sacred_request_recv,
 };
 
