@@ -374,7 +374,8 @@ struct sacred_peer {
  * @access: access the MR is registered with; 0: the MR is FREE
  *	(invalidated or fresh)
  * @regs: registrations since @mr was allocated; the key's low byte
- *	advances by one with each, so no key repeats within 255
+ *	advances by one with each, so no key repeats within 255; while 0,
+ *	@mr has no page list yet (perm.c maps the region into it once)
  */
 struct sacred_grant {
 	struct sacred_peer *peer;

@@ -30,6 +30,9 @@
  * - A registration advances the key's low byte by one. After 255 of them
  *   the next registration first replaces the MR: a key never repeats on a
  *   peer's MR while the peer could still hold the old one.
+ * - The region's pages are mapped into the MR (ib_map_mr_sg()) once, before
+ *   its first registration; every later one re-keys the same page list,
+ *   so no switch walks the region's pages.
  * - A failed or flushed work request leaves the MR in an unknown state: it
  *   is replaced, never reused.
  * - With no usable QP of the peer (it is disconnected, or its connection
@@ -274,10 +277,20 @@ static int sacred_grant_post_reg(struct sacred_grant *grant,
 		inv.next = &reg.wr;
 	}
 
-	n = ib_map_mr_sg_zbva(grant->mr, region->sgt.sgl, region->sgt.nents,
-			      NULL, region->mr_page_size);
-	if (n != region->sgt.nents)
-		return n < 0 ? n : -EINVAL;
+	/*
+	 * The page list is the MR's, not the registration's: LOCAL_INV
+	 * leaves it, and a REG_MR of the same MR registers it again. So
+	 * it is set once per MR - O(pages) on a device that keeps one
+	 * entry per page (rxe on 6.12: an xarray slot per 4 KiB) - and a
+	 * switch costs the same for a region of any size.
+	 */
+	if (!grant->regs) {
+		n = ib_map_mr_sg_zbva(grant->mr, region->sgt.sgl,
+				      region->sgt.nents, NULL,
+				      region->mr_page_size);
+		if (n != region->sgt.nents)
+			return n < 0 ? n : -EINVAL;
+	}
 	ib_update_fast_reg_key(grant->mr, (u8)(grant->mr->rkey + 1));
 	grant->regs++;
 	reg.mr = grant->mr;
