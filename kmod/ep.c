@@ -146,7 +146,7 @@ struct sacred_slot {
  * @peer: the peer
  * @ops: what its owner does with its requests
  * @cm_id: its rdma_cm id; the QP hangs off it
- * @cq: send and receive CQ, polled from a workqueue
+ * @cq: send and receive CQ, polled in softirq (IB_POLL_SOFTIRQ)
  * @flags: SACRED_CONN_* bits
  * @lock: protects @pending and @working
  * @pending: slots holding requests not yet handled, in arrival order
@@ -611,11 +611,8 @@ err:
  */
 void sacred_ep_reply(struct sacred_ep *ep, unsigned int slot)
 {
-	int ret;
-
 	lockdep_assert_held(&ep->peer->mem->lock);
-	ret = sacred_ep_post_reply(ep, &ep->slot[slot]);
-	if (ret)
+	if (sacred_ep_post_reply(ep, &ep->slot[slot]))
 		sacred_ep_release(ep);
 	else
 		sacred_ep_sample_psn(ep);
