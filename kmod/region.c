@@ -396,7 +396,7 @@ static int sacred_region_acl_fill(struct sk_buff *skb,
  * @acl: with its ballot and ACL; @skb must have room for
  *	sacred_region_acl_size() more
  *
- * The epoch, the raced count and the ACL are read under mem->lock.
+ * Everything is read under one hold of mem->lock.
  *
  * Context: sacred_lock held; mem->lock not held.
  * Return: 0, or -EMSGSIZE if they do not fit: the caller cancels the
@@ -405,40 +405,32 @@ static int sacred_region_acl_fill(struct sk_buff *skb,
 int sacred_region_fill(struct sk_buff *skb, struct sacred_region *region,
 		       bool acl)
 {
-	u64 raced;
-	u32 epoch;
-	int ret;
+	int ret = -EMSGSIZE;
 
 	/*
-	 * A change counts its raced revokes after its reply (perm.c), under
-	 * mem->lock: a process that asks right after the reply sees them.
+	 * One hold of mem->lock for the whole message: the epoch, the raced
+	 * count (a change counts it after its reply, perm.c) and the ACL are
+	 * of the same moment.
 	 */
 	sacred_mem_lock(region->mem);
-	epoch = region->epoch;
-	raced = region->raced;
-	sacred_mem_unlock(region->mem);
 	if (nla_put_u32(skb, SACRED_ATTR_MEM_ID, region->mem->id) ||
 	    nla_put_u32(skb, SACRED_ATTR_REGION_ID, region->id) ||
 	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_SIZE, region->size,
 			      SACRED_ATTR_PAD) ||
 	    nla_put_u8(skb, SACRED_ATTR_REGION_POLICY, region->policy) ||
-	    nla_put_u32(skb, SACRED_ATTR_REGION_EPOCH, epoch) ||
+	    nla_put_u32(skb, SACRED_ATTR_REGION_EPOCH, region->epoch) ||
 	    nla_put_u32(skb, SACRED_ATTR_REGION_NR_CHUNKS, region->nr_chunks) ||
-	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_RACED, raced,
+	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_RACED, region->raced,
 			      SACRED_ATTR_PAD) ||
 	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_TAG, region->tag,
 			      SACRED_ATTR_PAD) ||
 	    (region->prog &&
 	     nla_put_u32(skb, SACRED_ATTR_REGION_PROG_ID,
-			 sacred_bpf_prog_id(region->prog))))
-		return -EMSGSIZE;
-
-	if (acl) {
-		sacred_mem_lock(region->mem);
-		ret = sacred_region_acl_fill(skb, region);
-		sacred_mem_unlock(region->mem);
-		if (ret)
-			return -EMSGSIZE;
-	}
-	return 0;
+			 sacred_bpf_prog_id(region->prog))) ||
+	    (acl && sacred_region_acl_fill(skb, region)))
+		goto out;
+	ret = 0;
+out:
+	sacred_mem_unlock(region->mem);
+	return ret;
 }
