@@ -154,20 +154,10 @@ static void sacred_bpf_ctx(struct sacred_region *region,
 			   struct sacred_acl_entry **self,
 			   struct sacred_acl_entry **target)
 {
-	struct sacred_acl_entry *e;
-	unsigned long pid;
-	u32 nr_writers = 0, writer = 0;
-
 	/* fourteen __u32 and three __u64: no hole for old bytes to stay in */
 	BUILD_BUG_ON(sizeof(*ctx) != 14 * sizeof(u32) + 3 * sizeof(u64));
 	*self = xa_load(&region->acl, chg->requester);
 	*target = chg->target ? xa_load(&region->acl, chg->target) : NULL;
-	xa_for_each(&region->acl, pid, e) {
-		if (!(e->cur & SACRED_ACCESS_WRITE))
-			continue;
-		if (!nr_writers++)
-			writer = pid;
-	}
 
 	ctx->version = SACRED_POLICY_CTX_VERSION;
 	ctx->size = sizeof(*ctx);
@@ -179,8 +169,8 @@ static void sacred_bpf_ctx(struct sacred_region *region,
 	ctx->max_access = *self ? (*self)->max : 0;
 	ctx->target = chg->target;
 	ctx->target_access = *target ? (*target)->cur : 0;
-	ctx->nr_writers = nr_writers;
-	ctx->writer = writer;
+	ctx->nr_writers = region->nr_writers;
+	ctx->writer = region->writer;
 	ctx->epoch = region->epoch;
 	ctx->from_admin = !chg->via;
 	ctx->ballot = chg->ballot;

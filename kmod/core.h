@@ -294,6 +294,10 @@ struct sacred_op;
  * @mr_pages: MR pages the region needs at @mr_page_size
  * @acl: &struct sacred_acl_entry by process id (under mem->lock)
  * @nr_acl: entries in @acl
+ * @nr_writers: members of @acl holding write, counted as a decision starts
+ *	(sacred_policy_decide(), under mem->lock): what the "bpf" policy's
+ *	context tells its program
+ * @writer: the lowest process id among them, 0 if none
  * @raced: revokes of a connected process whose QP had received a packet
  *	sent after its latest request by the end of the fence
  *	(sacred_ep_raced()): every revoke that tore a write, and more
@@ -319,6 +323,8 @@ struct sacred_region {
 	u32 mr_pages;
 	struct xarray acl;
 	u32 nr_acl;
+	u32 nr_writers;
+	u32 writer;
 	u64 ballot;
 	u64 raced;
 	u64 tag;

@@ -42,6 +42,26 @@ static void sacred_policy_reset(struct sacred_region *region)
 		e->next = e->cur;
 }
 
+/*
+ * Before a decision: every @next is @cur, and, in the same pass over the
+ * ACL, the region's writers are counted for the "bpf" policy's context
+ * (one walk per decision, not two).
+ */
+static void sacred_policy_begin(struct sacred_region *region)
+{
+	struct sacred_acl_entry *e;
+	unsigned long pid;
+	u32 nr_writers = 0, writer = 0;
+
+	xa_for_each(&region->acl, pid, e) {
+		e->next = e->cur;
+		if ((e->cur & SACRED_ACCESS_WRITE) && !nr_writers++)
+			writer = pid;
+	}
+	region->nr_writers = nr_writers;
+	region->writer = writer;
+}
+
 static u32 sacred_policy_max(u32 max)
 {
 	return max;
@@ -216,7 +236,7 @@ u32 sacred_policy_decide(struct sacred_region *region,
 {
 	u32 reason;
 
-	sacred_policy_reset(region);
+	sacred_policy_begin(region);
 	reason = sacred_policies[region->policy].decide(region, chg);
 	if (reason)
 		sacred_policy_reset(region);
