@@ -3,16 +3,16 @@
  * sacred - endpoints: the instance's end of a process's connection.
  *
  * This file owns struct sacred_ep, an endpoint: one RC QP on the peer's
- * PD, one CQ polled in softirq, SACRED_CREDITS receive buffers and as many
- * send buffers, all in one DMA-mapped allocation - and every verbs
- * primitive on them: posting (sacred_ep_post_send(), sacred_ep_reply()),
- * the completions, the fence (sacred_ep_fence_start/finish()), the
- * liveness probe and the teardown. It is the floor of the data path:
- * perm.c posts its MR work here and fences here, request.c answers
- * requests here; neither is called from here but through the struct
- * sacred_ep_ops an endpoint is created with (ep.h). Of the layers above
- * it knows only the types (core.h): the endpoint detaches itself from
- * its peer, and is counted in its instance.
+ * PD, one CQ polled in softirq (or by poll.c's thread), SACRED_CREDITS
+ * receive buffers and as many send buffers, all in one DMA-mapped
+ * allocation - and every verbs primitive on them: posting
+ * (sacred_ep_post_send(), sacred_ep_reply()), the completions, the fence
+ * (sacred_ep_fence_start/finish()), the liveness probe and the teardown.
+ * It is the floor of the data path: perm.c posts its MR work here and
+ * fences here, request.c answers requests here; neither is called from
+ * here but through the struct sacred_ep_ops an endpoint is created with
+ * (ep.h). Of the layers above it knows only the types (core.h): the
+ * endpoint detaches itself from its peer, and is counted in its instance.
  *
  * Request life, on the endpoint's side:
  *
@@ -60,6 +60,7 @@
 #include <linux/workqueue.h>
 #include <rdma/rdma_cm.h>
 #include "ep.h"
+#include "poll.h"
 
 /*
  * Replies on a send queue at once. A process holds SACRED_CREDITS
@@ -146,7 +147,9 @@ struct sacred_slot {
  * @peer: the peer
  * @ops: what its owner does with its requests
  * @cm_id: its rdma_cm id; the QP hangs off it
- * @cq: send and receive CQ, polled in softirq (IB_POLL_SOFTIRQ)
+ * @cq: send and receive CQ, polled in softirq (IB_POLL_SOFTIRQ), or by the
+ *	poller thread (IB_POLL_DIRECT, poll.c)
+ * @poll: @cq's entry in the poller's list, when the poller polls it
  * @flags: SACRED_CONN_* bits
  * @lock: protects @pending and @working
  * @pending: slots holding requests not yet handled, in arrival order
@@ -159,6 +162,8 @@ struct sacred_slot {
  *	release waits for @release_timer (under mem->lock)
  * @fenced: completed once the QP is drained (sacred_ep_fence_start())
  * @drain_cqe: completion of the receive-queue drain marker
+ * @sq_drain_cqe: completion of the send-queue drain marker of a polled @cq
+ * @sq_drained: completed by it (sacred_ep_drain_sq())
  * @probe_cqe: completion of a liveness probe (sacred_ep_probe())
  * @probe_timer: releases the connection if the probe is not answered
  * @inline_replies: the QP sends replies inline
@@ -176,6 +181,7 @@ struct sacred_ep {
 	const struct sacred_ep_ops *ops;
 	struct rdma_cm_id *cm_id;
 	struct ib_cq *cq;
+	struct sacred_poll_cq poll;
 	unsigned long flags;
 	spinlock_t lock;	/* protects @pending and @working */
 	struct list_head pending;
@@ -186,6 +192,8 @@ struct sacred_ep {
 	struct list_head fenced_link;
 	struct completion fenced;
 	struct ib_cqe drain_cqe;
+	struct ib_cqe sq_drain_cqe;
+	struct completion sq_drained;
 	struct ib_cqe probe_cqe;
 	struct delayed_work probe_timer;
 	bool inline_replies;
@@ -793,6 +801,39 @@ static void sacred_ep_release_timer(struct work_struct *work)
 	sacred_ep_release(ep);
 }
 
+static void sacred_ep_sq_drain_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sacred_ep *ep = container_of(wc->wr_cqe, struct sacred_ep,
+					    sq_drain_cqe);
+
+	complete(&ep->sq_drained);
+}
+
+/*
+ * Wait until every send work request of @ep's QP, which is in the error
+ * state, has completed: ib_drain_sq()'s marker, without its polling of a
+ * polled CQ from here, beside the poller (poll.c keeps devices with a
+ * drain of their own off polled CQs).
+ */
+static void sacred_ep_drain_sq(struct sacred_ep *ep)
+{
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_cqe = &ep->sq_drain_cqe,
+			.opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+	};
+	int ret;
+
+	ep->sq_drain_cqe.done = sacred_ep_sq_drain_done;
+	init_completion(&ep->sq_drained);
+	ret = ib_post_send(sacred_ep_qp(ep), &wr.wr, NULL);
+	if (WARN_ONCE(ret, "failed to drain send queue: %d\n", ret))
+		return;
+	wait_for_completion(&ep->sq_drained);
+}
+
 static void sacred_ep_release_work(struct work_struct *work)
 {
 	struct sacred_ep *ep =
@@ -810,7 +851,10 @@ static void sacred_ep_release_work(struct work_struct *work)
 	 * send_done() reposts a receive buffer, which must not meet a QP
 	 * being destroyed. The send queue keeps room for the marker.
 	 */
-	ib_drain_sq(sacred_ep_qp(ep));
+	if (ep->cq->poll_ctx == IB_POLL_DIRECT)
+		sacred_ep_drain_sq(ep);
+	else
+		ib_drain_sq(sacred_ep_qp(ep));
 
 	sacred_mem_lock(mem);
 	if (ep->peer->ep == ep)
@@ -832,6 +876,8 @@ static void sacred_ep_release_work(struct work_struct *work)
 	rdma_lock_handler(ep->cm_id);
 	ep->cm_id->context = NULL;
 	rdma_unlock_handler(ep->cm_id);
+	if (ep->cq->poll_ctx == IB_POLL_DIRECT)
+		sacred_poll_del(&ep->poll);
 	rdma_destroy_qp(ep->cm_id);
 	ib_free_cq(ep->cq);
 	/* No completion handler runs now; the work cannot be queued again. */
@@ -951,12 +997,14 @@ struct sacred_ep *sacred_ep_create(struct sacred_peer *peer,
 	/*
 	 * Every completion of both queues fits in the CQ at once: a flush
 	 * posts them all before the CQ is polled, and rxe drops what does
-	 * not fit. Polled in softirq: every handler only queues work or
-	 * completes, and a completion that wakes a waiting request is one
-	 * context switch sooner than from a workqueue.
+	 * not fit. Polled in softirq, or by the poller (poll.c), where the
+	 * handlers run with bottom halves disabled as in softirq: every
+	 * handler only queues work or completes, and a completion that
+	 * wakes a waiting request is one context switch sooner than from a
+	 * workqueue.
 	 */
 	ep->cq = ib_alloc_cq(ibdev, ep, SACRED_SQ_DEPTH + SACRED_RQ_DEPTH,
-			     0, IB_POLL_SOFTIRQ);
+			     0, sacred_poll_ctx(ibdev));
 	if (IS_ERR(ep->cq)) {
 		ret = PTR_ERR(ep->cq);
 		goto err_unmap;
@@ -991,6 +1039,8 @@ struct sacred_ep *sacred_ep_create(struct sacred_peer *peer,
 	}
 
 	cm_id->context = ep;
+	if (ep->cq->poll_ctx == IB_POLL_DIRECT)
+		sacred_poll_add(&ep->poll, ep->cq);
 	sacred_mem_charge(peer->mem, sizeof(*ep));
 	sacred_mem_charge(peer->mem, SACRED_BUF_LEN);
 	atomic_inc(&peer->mem->nr_conns);

@@ -3,14 +3,18 @@
  * sacred - permission-managed RDMA memory.
  *
  * This file owns the module's life: init and exit order, the workqueue's
- * creation, and the check of the live-object counters on exit (the lock,
- * the workqueue and the counters themselves are core.c's: every layer
- * uses them, and this file is the top one).
+ * creation, the poller's start and stop (poll.c), and the check of the
+ * live-object counters on exit (the lock, the workqueue and the counters
+ * themselves are core.c's: every layer uses them, and this file is the
+ * top one).
  *
  * Init order: netlink family first (so that devices found while the ib_client
- * registers can already be reported), then the ib_client. Exit runs in
+ * registers can already be reported), the poller if poll_cpu asks for one
+ * (before any connection exists), then the ib_client. Exit runs in
  * reverse: unregistering the ib_client calls remove for every device, which
- * destroys the memory instances on it; then the family goes away.
+ * destroys the memory instances on it; then the family goes away, and
+ * last the poller stops, once every connection's teardown has drained
+ * its queues.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -19,6 +23,7 @@
 #include "dev.h"
 #include "mem.h"
 #include "netlink.h"
+#include "poll.h"
 
 static int __init sacred_init(void)
 {
@@ -32,12 +37,18 @@ static int __init sacred_init(void)
 	if (ret)
 		goto err_wq;
 
-	ret = sacred_dev_init();
+	ret = sacred_poll_init();
 	if (ret)
 		goto err_nl;
 
+	ret = sacred_dev_init();
+	if (ret)
+		goto err_poll;
+
 	return 0;
 
+err_poll:
+	sacred_poll_exit();
 err_nl:
 	sacred_nl_exit();
 err_wq:
@@ -51,6 +62,8 @@ static void __exit sacred_exit(void)
 	sacred_mem_exit();
 	sacred_nl_exit();
 	destroy_workqueue(sacred_wq);
+	/* Last: the connections' teardown above waited for their drains. */
+	sacred_poll_exit();
 
 	WARN(atomic_read(&sacred_live.devs) || atomic_read(&sacred_live.mems) ||
 	     atomic_read(&sacred_live.regions) ||

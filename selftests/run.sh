@@ -61,7 +61,7 @@ valgrind_lane() {
 
 # SACRED_SELFTESTS=none runs none of them (make check-valgrind).
 [ "${SACRED_SELFTESTS:-}" = none ] && SACRED_SELFTESTS=" "
-for t in ${SACRED_SELFTESTS:-sacred_netlink sacred_dev sacred_mem sacred_region sacred_conn sacred_io sacred_rmem sacred_prims sacred_consensus sacred_log sacred_kv sacred_neb sacred_cheapq sacred_lifecycle sacred_wire sacred_auth sacred_perm sacred_bpf sacred_revoke sacred_nlfuzz sacred_cli sacred_module}; do
+for t in ${SACRED_SELFTESTS:-sacred_netlink sacred_dev sacred_mem sacred_region sacred_conn sacred_io sacred_rmem sacred_prims sacred_consensus sacred_log sacred_kv sacred_neb sacred_cheapq sacred_lifecycle sacred_wire sacred_auth sacred_perm sacred_bpf sacred_revoke sacred_nlfuzz sacred_cli sacred_poll sacred_module}; do
 	echo "# selftest: $t"
 	p=./$t
 	[ -e "$p" ] || [ ! -e "$p.sh" ] || p=$p.sh
