@@ -6,9 +6,9 @@
  * This file owns the module parameter poll_cpu and the poller thread. By
  * default (poll_cpu=-1) an endpoint's CQ is polled in softirq
  * (IB_POLL_SOFTIRQ): a completion raises the CQ's event, the IB core
- * schedules irq_poll, and the handlers run there; on rxe the event is a
- * tasklet scheduled from whatever context posted the work - for a
- * request, the client's system call - which wakes ksoftirqd. With
+ * schedules irq_poll, and the handlers run there; on rxe in 6.1 the
+ * event is a tasklet scheduled from whatever context posted the work -
+ * for a request, the client's system call - which wakes ksoftirqd. With
  * poll_cpu=N every endpoint's CQ is allocated IB_POLL_DIRECT and never
  * armed, and one thread, "sacred_poll", allowed on CPU N only, polls them
  * all in turn, without sleeping while any exists: the kernel's twin of a
