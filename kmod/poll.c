@@ -25,8 +25,10 @@
  * be freed then.
  *
  * A device with a drain of its own (ops.drain_sq or ops.drain_rq) keeps
- * softirq CQs: ib_drain_*() on a polled CQ would poll it from the
- * draining thread, beside the poller.
+ * softirq CQs: on a polled CQ a connection's release drains its send
+ * queue with a marker of its own (ep.c) - ib_drain_sq() would poll the
+ * CQ from the draining thread, beside the poller - and such a device may
+ * not take a marker on a QP in the error state.
  *
  * The thread sleeps while no CQ is listed; sacred_poll_add() wakes it.
  * After every pass it yields (cond_resched()), so that work queued on CPU
