@@ -33,21 +33,13 @@
 
 #define SACRED_WRITE_BITS (SACRED_ACCESS_WRITE | SACRED_ACCESS_ATOMIC)
 
-static void sacred_policy_reset(struct sacred_region *region)
-{
-	struct sacred_acl_entry *e;
-	unsigned long pid;
-
-	xa_for_each(&region->acl, pid, e)
-		e->next = e->cur;
-}
-
 /*
- * Before a decision: every @next is @cur, and, in the same pass over the
- * ACL, the region's writers are counted for the "bpf" policy's context
- * (one walk per decision, not two).
+ * Every @next is @cur again, and, in the same pass over the ACL, the
+ * region's writers are counted for the "bpf" policy's context: before a
+ * decision (one walk, not two), and after a refusal (the count is the
+ * same then).
  */
-static void sacred_policy_begin(struct sacred_region *region)
+static void sacred_policy_reset(struct sacred_region *region)
 {
 	struct sacred_acl_entry *e;
 	unsigned long pid;
@@ -236,7 +228,7 @@ u32 sacred_policy_decide(struct sacred_region *region,
 {
 	u32 reason;
 
-	sacred_policy_begin(region);
+	sacred_policy_reset(region);
 	reason = sacred_policies[region->policy].decide(region, chg);
 	if (reason)
 		sacred_policy_reset(region);
