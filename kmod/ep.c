@@ -801,6 +801,12 @@ static void sacred_ep_release_timer(struct work_struct *work)
 	sacred_ep_release(ep);
 }
 
+/* Is @ep's CQ polled by the poller thread (poll.c)? */
+static bool sacred_ep_polled(struct sacred_ep *ep)
+{
+	return ep->cq->poll_ctx == IB_POLL_DIRECT;
+}
+
 static void sacred_ep_sq_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sacred_ep *ep = container_of(wc->wr_cqe, struct sacred_ep,
@@ -851,7 +857,7 @@ static void sacred_ep_release_work(struct work_struct *work)
 	 * send_done() reposts a receive buffer, which must not meet a QP
 	 * being destroyed. The send queue keeps room for the marker.
 	 */
-	if (ep->cq->poll_ctx == IB_POLL_DIRECT)
+	if (sacred_ep_polled(ep))
 		sacred_ep_drain_sq(ep);
 	else
 		ib_drain_sq(sacred_ep_qp(ep));
@@ -876,7 +882,7 @@ static void sacred_ep_release_work(struct work_struct *work)
 	rdma_lock_handler(ep->cm_id);
 	ep->cm_id->context = NULL;
 	rdma_unlock_handler(ep->cm_id);
-	if (ep->cq->poll_ctx == IB_POLL_DIRECT)
+	if (sacred_ep_polled(ep))
 		sacred_poll_del(&ep->poll);
 	rdma_destroy_qp(ep->cm_id);
 	ib_free_cq(ep->cq);
@@ -1039,7 +1045,7 @@ struct sacred_ep *sacred_ep_create(struct sacred_peer *peer,
 	}
 
 	cm_id->context = ep;
-	if (ep->cq->poll_ctx == IB_POLL_DIRECT)
+	if (sacred_ep_polled(ep))
 		sacred_poll_add(&ep->poll, ep->cq);
 	sacred_mem_charge(peer->mem, sizeof(*ep));
 	sacred_mem_charge(peer->mem, SACRED_BUF_LEN);
