@@ -70,20 +70,25 @@ static bool sacred_poll_idle(void)
 static int sacred_poll_thread(void *unused)
 {
 	struct sacred_poll_cq *pcq;
+	bool empty;
 
 	while (!kthread_should_stop()) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (sacred_poll_idle() && !kthread_should_stop())
-			schedule();
-		__set_current_state(TASK_RUNNING);
-
 		local_bh_disable();
 		spin_lock(&sacred_poll_lock);
+		empty = list_empty(&sacred_poll_list);
 		list_for_each_entry(pcq, &sacred_poll_list, link)
 			ib_process_cq_direct(pcq->cq, SACRED_POLL_BUDGET);
 		spin_unlock(&sacred_poll_lock);
 		local_bh_enable();
-		cond_resched();
+		if (!empty) {
+			cond_resched();
+			continue;
+		}
+		/* Sleep unless a CQ came meanwhile; sacred_poll_add() wakes us. */
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (sacred_poll_idle() && !kthread_should_stop())
+			schedule();
+		__set_current_state(TASK_RUNNING);
 	}
 	return 0;
 }
