@@ -832,7 +832,6 @@ static void sacred_ep_drain_sq(struct sacred_ep *ep)
 	};
 	int ret;
 
-	ep->sq_drain_cqe.done = sacred_ep_sq_drain_done;
 	init_completion(&ep->sq_drained);
 	ret = ib_post_send(sacred_ep_qp(ep), &wr.wr, NULL);
 	if (WARN_ONCE(ret, "failed to drain send queue: %d\n", ret))
@@ -983,6 +982,7 @@ struct sacred_ep *sacred_ep_create(struct sacred_peer *peer,
 	INIT_LIST_HEAD(&ep->fenced_link);
 	init_completion(&ep->fenced);
 	ep->drain_cqe.done = sacred_ep_drain_done;
+	ep->sq_drain_cqe.done = sacred_ep_sq_drain_done;
 	ep->probe_cqe.done = sacred_ep_probe_done;
 	for (i = 0; i < SACRED_CREDITS; i++) {
 		ep->slot[i].ep = ep;

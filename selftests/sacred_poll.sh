@@ -110,8 +110,7 @@ fi
 
 # 5. Unload with a connected writer, polled: sacred_module's case, which
 # reloads the module without parameters when it is done.
-rmmod sacred 2> /dev/null
-if ! insmod "$ko" poll_cpu=0; then
+if ! reload poll_cpu=0; then
 	not_ok "unload_with_connected_writer: cannot load with poll_cpu=0"
 elif out=$(SACRED_KO=$ko ./sacred_module -t unload_with_connected_writer 2>&1) &&
 	! poller_pid > /dev/null; then
