@@ -201,6 +201,15 @@ bench_host = printf -- '- host, $(1) the run: %s CPUs (%s), load average %s\n' \
 	"$$(nproc)" "$$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)" \
 	"$$(cut -d' ' -f1-3 /proc/loadavg)"
 BENCH_VM   = scripts/vm-run -q $(if $(KVER),--kver $(KVER)) --module kmod/sacred.ko --timeout 3600
+# The switch's regression guard (bench/abswitch) loads this tree's module
+# and the base's in turns: scripts/bench-base builds the base's into
+# $(1)/ab (BENCH_BASE names it; default: HEAD for uncommitted work in the
+# module, else a branch's merge-base with main, else HEAD~1), and
+# bench_ab_args is what bench/run-all passes to bench/abswitch.
+BENCH_BASE ?=
+bench_ab = scripts/bench-base $(if $(BENCH_BASE),-r $(BENCH_BASE)) \
+		$(if $(KVER),-k $(KVER)) $(1)/ab && cp kmod/sacred.ko $(1)/ab/this.ko
+bench_ab_args = 'abswitch=-l $(1)/ab/base.txt $(1)/ab/this.ko $(1)/ab/base.ko'
 # The memories on three VMs of their own (scripts/vm-multi --bench):
 # bench/multivm's report, then what the host was, into
 # bench/results/multivm.md (removed first: a failed run leaves none for
@@ -219,11 +228,13 @@ bench:
 	scripts/deps
 	$(MAKE) all
 	rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT) bench/results
+	$(call bench_ab,$(BENCH_OUT))
 	$(call bench_host,before) > $(BENCH_OUT)/host.md
 	$(BENCH_VM) --out $(BENCH_OUT) -- bench/run-all $(BENCH_OUT) \
 		'permswitch=$(BENCH_ARGS)' 'userswitch=$(BENCH_ARGS)' \
 		'agreement=$(AGREEMENT_ARGS)' 'scale=$(SCALE_ARGS)' \
-		'failover=$(FAILOVER_ARGS)' 'kvbench=$(KV_ARGS)'; \
+		'failover=$(FAILOVER_ARGS)' 'kvbench=$(KV_ARGS)' \
+		$(call bench_ab_args,$(BENCH_OUT)); \
 	rc=$$?; $(call bench_host,after) >> $(BENCH_OUT)/host.md; \
 	cp $(BENCH_OUT)/*.md bench/results/ || rc=1; \
 	$(bench_multivm) || rc=1; \
@@ -245,8 +256,10 @@ bench-check:
 	scripts/deps
 	$(MAKE) all
 	rm -rf $(BENCH_OUT)-check && mkdir -p $(BENCH_OUT)-check
+	$(call bench_ab,$(BENCH_OUT)-check)
 	$(call bench_host,before)
-	$(BENCH_VM) --out $(BENCH_OUT)-check -- bench/run-all -q $(BENCH_OUT)-check
+	$(BENCH_VM) --out $(BENCH_OUT)-check -- bench/run-all -q $(BENCH_OUT)-check \
+		$(call bench_ab_args,$(BENCH_OUT)-check)
 	$(call bench_host,after)
 	scripts/bench-check -d $(BENCH_OUT)-check
 
