@@ -14,6 +14,10 @@
 #                        W=1 and sparse, warnings are errors; no cycle
 #                        between kmod/'s files (in make check)
 #   make install         libsacred, headers, CLI, man pages, sacred.pc
+#   make bench           every benchmark in one VM boot, reports into
+#                        bench/results/ (bench/README.md)
+#   make bench-check     the quick run, held against bench/targets; the
+#                        switch against the base's module (BENCH_BASE)
 #
 # KVER selects the kernel the module is built for and the VM boots
 # (default: the newest installed Debian 6.1 kernel); KDIR overrides the
@@ -249,8 +253,9 @@ bench-multivm:
 	scripts/bench-report
 	cat bench/results/multivm.md
 
-# The regression guard: a short run (few samples) in one boot, then
-# scripts/bench-check holds its ratios against bench/targets (margins
+# The regression guard: a short run (few samples) in one boot, the switch
+# of this tree's module against the base's among it (bench/abswitch),
+# then scripts/bench-check holds its ratios against bench/targets (margins
 # there; every row a guard, a target missed today fails: bench/README.md).
 bench-check:
 	scripts/deps
