@@ -64,6 +64,8 @@
 #define RW		(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE)
 #define MAXN		100000
 #define MAX_SIZES	16
+/* How long a wait for a completion spins before it sleeps (poll_one()). */
+#define SPIN_US		1000
 
 /*
  * Wait for one completion the way libsacred does: spin for up to 1 ms,
@@ -73,7 +75,7 @@
 static int poll_one(struct rdma_cm_id *id, bool recv, struct ibv_wc *wc)
 {
 	struct ibv_cq *cq = recv ? id->recv_cq : id->send_cq;
-	double deadline = now_us() + 1000;
+	double deadline = now_us() + SPIN_US;
 	int n;
 
 	do {
@@ -1169,6 +1171,19 @@ static void report_sizes(const struct run *r)
 /* The larger of the worst over the sizes so far, @x, and size @k's. */
 #define WORST(x, a, b) ((x) = worse((x), (a), (b)))
 
+/*
+ * A row of the ratio table over the send/recv RTT's median: "-" (not
+ * measured) when that median is a wait that slept, not the echo.
+ */
+static void rtt_row(const char *what, double v, bool floor_ok,
+		    const char *target)
+{
+	if (floor_ok)
+		printf("| %s | %.2f | %s |\n", what, v, target);
+	else
+		printf("| %s | - | %s |\n", what, target);
+}
+
 /* The ratios: each the worst over the sizes. */
 static void report_ratios(const struct run *r)
 {
@@ -1177,6 +1192,7 @@ static void report_ratios(const struct run *r)
 	double attach_rtt = 0, grant_rtt = 0, vs_ref = 0, ref_rtt = 0;
 	double ref_rtt_min = 0, attach_ref = 0, grant_ref = 0;
 	double rg_min = 1e18, grant_min = 1e18;
+	bool floor_ok;
 	int k;
 
 	for (k = 0; k < r->nsizes; k++) {
@@ -1198,17 +1214,27 @@ static void report_ratios(const struct run *r)
 		WORST(attach_ref, r->attach[k].med, r->rattach[k].med);
 		WORST(grant_ref, r->grant[k].med, r->rgrant[k].med);
 	}
+	/*
+	 * Both ends of the echo spin SPIN_US before they sleep: a median
+	 * above that is how fast the guest wakes a thread (seen: 1375 us
+	 * on 6.12, 20 samples), and every ratio over it would pass any
+	 * switch. Those rows are then not measured, which fails the check.
+	 */
+	floor_ok = f->med < SPIN_US;
 	printf("\n## Ratios (medians unless said)\n\n");
 	printf("Each the worst over the sizes; the targets are issue 27's.\n\n");
+	if (!floor_ok)
+		printf("The send/recv RTT's median (%.1f us) is above the echo's %d us spin: a thread's wake-up, not the floor. The ratios over it are not measured (-).\n\n",
+		       f->med, SPIN_US);
 	printf("| ratio | value | target |\n|---|---|---|\n");
-	printf("| revoke+grant, worst size / send-recv RTT | %.2f | <= 3.0 |\n",
-	       rg_rtt);
+	rtt_row("revoke+grant, worst size / send-recv RTT", rg_rtt, floor_ok,
+		"<= 3.0");
 	printf("| revoke+grant minimum, worst size / send-recv RTT minimum | %.2f | <= 2.5 |\n",
 	       rg_rtt_min);
-	printf("| attach, worst size / send-recv RTT | %.2f | <= 1.5 |\n",
-	       attach_rtt);
-	printf("| grant of its own access, worst size / send-recv RTT | %.2f | <= 2.0 |\n",
-	       grant_rtt);
+	rtt_row("attach, worst size / send-recv RTT", attach_rtt, floor_ok,
+		"<= 1.5");
+	rtt_row("grant of its own access, worst size / send-recv RTT",
+		grant_rtt, floor_ok, "<= 2.0");
 	printf("| revoke+grant, largest / smallest median across sizes | %.2f | <= 1.2 (flat +-20%%) |\n",
 	       worst / best);
 	printf("| revoke+grant, sacred / reference, worst size | %.2f | <= 1.2 |\n",
@@ -1222,8 +1248,8 @@ static void report_ratios(const struct run *r)
 	 */
 	printf("| revoke+grant minimum / own grant minimum, all sizes | %.2f | - |\n",
 	       rg_min / grant_min);
-	printf("| reference revoke+grant, worst size / send-recv RTT | %.2f | - |\n",
-	       ref_rtt);
+	rtt_row("reference revoke+grant, worst size / send-recv RTT", ref_rtt,
+		floor_ok, "-");
 	printf("| reference revoke+grant minimum, worst size / send-recv RTT minimum | %.2f | - |\n",
 	       ref_rtt_min);
 	printf("| attach, sacred / reference, worst size | %.2f | - |\n",
