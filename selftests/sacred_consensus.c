@@ -448,14 +448,48 @@ TEST_F(cons, fenced_old_leader_cannot_write)
 				usleep(10000);
 		}
 	}
-	/* Reconnected, it holds read only: the memory refuses the writes. */
+	/*
+	 * Reconnected, it holds read only, and the memory refuses the
+	 * writes: -EACCES, or -ECONNRESET where the memory's disconnect -
+	 * the refusal broke its queue pair - reaches the process before
+	 * the refusal's completion does (seen on rxe in 6.12, with every
+	 * module; lib/conn_sync.c says so).
+	 */
 	EXPECT_EQ(NR_MEMS, sacred_rmem_revive(self->p[0]));
-	EXPECT_EQ(-EACCES, sacred_rmem_write(self->p[0], CONS_BASE + 3, 0,
-					     junk, sizeof(junk), NULL));
+	for (m = 0; m < NR_MEMS; m++) {
+		struct sacred_region_attr ra = {};
+
+		EXPECT_EQ(0, sacred_conn_region(sacred_rmem_conn(self->p[0], m),
+						CONS_BASE + 3, &ra));
+		EXPECT_EQ(SACRED_ACCESS_READ, ra.access);
+	}
+	ret = sacred_rmem_write(self->p[0], CONS_BASE + 3, 0, junk,
+				sizeof(junk), NULL);
+	EXPECT_TRUE(ret == -EACCES || ret == -ECONNRESET)
+		TH_LOG("write with read access: %d", ret);
 	propose_thread(&pr[2]);
 	ASSERT_EQ(0, pr[2].ret);
 	EXPECT_STREQ("P0", pr[2].decided);
 	EXPECT_TRUE(history_ok(_metadata, pr, NR_PROCS));
+}
+
+/*
+ * sacred_read() on one memory of a handle, once that memory has answered
+ * what the handle's last call left it (a call returns with a quorum; the
+ * others' operations stay in flight, and a blocking call waits for none:
+ * -EBUSY). At most 5 s.
+ */
+static int read_settled(struct sacred_conn *c, uint32_t region,
+			uint64_t off, void *buf, size_t len)
+{
+	int i, ret = -EBUSY;
+
+	for (i = 0; i < 500 && ret == -EBUSY; i++) {
+		ret = sacred_read(c, region, off, buf, len);
+		if (ret == -EBUSY)
+			usleep(10000);
+	}
+	return ret;
 }
 
 /*
@@ -493,9 +527,9 @@ TEST_F(cons, reopened_proposer_waits_to_tell_its_last_complete_write)
 	ASSERT_EQ(0, pr.ret);
 	/* Newer than P1's two cells (memory 0 has both). */
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, sacred_read(sacred_rmem_conn(self->p[1], 0),
-					 DISK_BASE + 5, (2 + i) * 112, cell,
-					 sizeof(cell)));
+		ASSERT_EQ(0, read_settled(sacred_rmem_conn(self->p[1], 0),
+					  DISK_BASE + 5, (2 + i) * 112, cell,
+					  sizeof(cell)));
 		ASSERT_EQ(0, sacred_cell_decode(cell, sizeof(cell), &v));
 		if (v.seq > seq)
 			seq = v.seq;
