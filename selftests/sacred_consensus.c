@@ -474,25 +474,6 @@ TEST_F(cons, fenced_old_leader_cannot_write)
 }
 
 /*
- * sacred_read() on one memory of a handle, once that memory has answered
- * what the handle's last call left it (a call returns with a quorum; the
- * others' operations stay in flight, and a blocking call waits for none:
- * -EBUSY). At most 5 s.
- */
-static int read_settled(struct sacred_conn *c, uint32_t region,
-			uint64_t off, void *buf, size_t len)
-{
-	int i, ret = -EBUSY;
-
-	for (i = 0; i < 500 && ret == -EBUSY; i++) {
-		ret = sacred_read(c, region, off, buf, len);
-		if (ret == -EBUSY)
-			usleep(10000);
-	}
-	return ret;
-}
-
-/*
  * A proposer that opens its instance again (after a crash) has lost
  * which cell of its slot holds its last complete write. A newer cell on
  * one memory may be a write cut short, or a complete write whose other
@@ -518,6 +499,7 @@ TEST_F(cons, reopened_proposer_waits_to_tell_its_last_complete_write)
 	uint8_t payload[24] = { 0 }, cell[112];
 	uint64_t mbal = htole64(1000), seq = 0;
 	struct sacred_cell_view v;
+	struct sacred_conn *c0;
 	char out[VALUE_MAX];
 	struct sacred_pmp *p;
 	unsigned int i;
@@ -525,11 +507,15 @@ TEST_F(cons, reopened_proposer_waits_to_tell_its_last_complete_write)
 
 	propose_thread(&pr);
 	ASSERT_EQ(0, pr.ret);
-	/* Newer than P1's two cells (memory 0 has both). */
+	/*
+	 * Newer than P1's two cells (memory 0 has both, once it answered
+	 * what the proposal left it: the proposal returned with a quorum).
+	 */
+	c0 = sacred_rmem_conn(self->p[1], 0);
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, read_settled(sacred_rmem_conn(self->p[1], 0),
-					  DISK_BASE + 5, (2 + i) * 112, cell,
-					  sizeof(cell)));
+		ASSERT_EQ(0, once_settled(sacred_read(c0, DISK_BASE + 5,
+						      (2 + i) * 112, cell,
+						      sizeof(cell))));
 		ASSERT_EQ(0, sacred_cell_decode(cell, sizeof(cell), &v));
 		if (v.seq > seq)
 			seq = v.seq;
