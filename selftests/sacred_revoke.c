@@ -243,22 +243,13 @@ FIXTURE_TEARDOWN(torn)
 	revoke_close(&self->f);
 }
 
-static int peer_info_cb(const struct sacred_peer_info *info, void *arg)
-{
-	struct sacred_peer_info *pi = arg;
-
-	if (info->process_id == pi->process_id)
-		*pi = *info;
-	return 0;
-}
-
 /* PEER_RACED and PEER_FENCES of process @pid; raced UINT64_MAX if none. */
 static struct sacred_peer_info peer_info(FIXTURE_DATA(revoke) *self,
 					 uint32_t pid)
 {
 	struct sacred_peer_info pi = { .process_id = pid, .raced = UINT64_MAX };
 
-	if (sacred_peer_list(self->ctrl, self->mem.id, peer_info_cb, &pi))
+	if (st_peer_of(self->ctrl, self->mem.id, pid, &pi))
 		pi.raced = UINT64_MAX;
 	return pi;
 }

@@ -482,6 +482,35 @@ static inline int st_try_write(struct st_procs *s, int pid, uint64_t off,
 	return ret;
 }
 
+/* A process to look up among an instance's peers, and where to put it. */
+struct st_peer_query {
+	uint32_t pid;
+	struct sacred_peer_info *p;
+};
+
+/* sacred_peer_list() callback: the entry of the process @arg names. */
+static inline int st_peer_match(const struct sacred_peer_info *info,
+				void *arg)
+{
+	struct st_peer_query *q = arg;
+
+	if (info->process_id == q->pid)
+		*q->p = *info;
+	return 0;
+}
+
+/*
+ * What instance @mem_id says of process @pid, into @p - left untouched
+ * (its process_id 0, say) if the instance has no such peer. 0 or -errno.
+ */
+static inline int st_peer_of(struct sacred_ctrl *ctrl, uint32_t mem_id,
+			     uint32_t pid, struct sacred_peer_info *p)
+{
+	struct st_peer_query q = { .pid = pid, .p = p };
+
+	return sacred_peer_list(ctrl, mem_id, st_peer_match, &q);
+}
+
 /* The word at @off as process 3, the reader, reads it. */
 static inline uint64_t st_peek(struct __test_metadata *_metadata,
 			       struct st_procs *s, uint64_t off)

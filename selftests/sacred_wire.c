@@ -278,32 +278,11 @@ static struct sacred_wire_req attach_req(uint32_t region, uint32_t cookie)
 	return req;
 }
 
-/* A process to look up among an instance's peers, and where to put it. */
-struct peer_query {
-	uint32_t pid;
-	struct sacred_peer_info *p;
-};
-
-/* sacred_peer_list() callback: the entry of the process @arg names. */
-static int peer_match(const struct sacred_peer_info *info, void *arg)
-{
-	struct peer_query *q = arg;
-
-	if (info->process_id == q->pid)
-		*q->p = *info;
-	return 0;
-}
-
-/*
- * What the instance says of process @pid, into @p - left untouched (its
- * process_id 0, say) if the instance has no such peer. 0 or -errno.
- */
+/* What the instance says of process @pid (st_peer_of()). */
 static int peer_of(FIXTURE_DATA(wire) *self, uint32_t pid,
 		   struct sacred_peer_info *p)
 {
-	struct peer_query q = { .pid = pid, .p = p };
-
-	return sacred_peer_list(self->ctrl, self->mem.id, peer_match, &q);
+	return st_peer_of(self->ctrl, self->mem.id, pid, p);
 }
 
 /*
