@@ -74,7 +74,10 @@
  * first if that entry was overwritten); every entry found past the
  * highest commit any meta or entry shows is accepted again with ballot b
  * in own area (one quorum write each), up to the first index no area
- * holds. Then the log is decided up to there, and appends begin.
+ * holds. Then the log is decided up to there, and appends begin. A
+ * memory the takeover could not reach holds no write permission of the
+ * leader's: when it is up again, the leader takes over anew (next
+ * heartbeat tick), or its appends there would all be refused.
  *
  * Appending: write (b, i, commit, data) into own area at the next index:
  * one round trip. A quorum took it: decided, the commit callback runs. A
@@ -227,6 +230,8 @@ enum { LOG_MOVING, LOG_HALF_STILL, LOG_SUSPECTED };
  *	less than half of @susp, at least half, or all of it
  * @last_hb: when the last heartbeat round ran (ms)
  * @last_revive: when broken connections were last reconnected (ms)
+ * @fenced: leader: the memories on which its takeover took write
+ *	(log_fence())
  * @leader: the process the failure detector says leads
  * @stats: counters
  * @cell: a cell being written
@@ -266,6 +271,7 @@ struct sacred_log {
 	uint8_t still[SACRED_LOG_MAX_PROCS];
 	uint64_t last_hb;
 	uint64_t last_revive;
+	uint32_t fenced;
 	int leader;
 	struct sacred_log_stats stats;
 	uint8_t *cell;
@@ -1062,6 +1068,7 @@ static int log_takeover(struct sacred_log *l)
 	if (ret)
 		return ret;
 	l->b = b;
+	l->fenced = fenced;
 	l->role = LOG_LEADER;
 	return log_write_meta(l, b);
 }
@@ -1595,6 +1602,23 @@ int sacred_log_poll(struct sacred_log *l)
 		log_heartbeat(l, now);
 		if (l->leader != (int)l->a.me)
 			log_step_down(l);
+	}
+	/*
+	 * A memory this leadership never took write on - not reachable at
+	 * the takeover - is up now: every append would be refused there
+	 * (and break the connection, at each reconnect again), so the log
+	 * would stand on the other memories alone, and stop when one of
+	 * them goes. Take over again, on every memory up: a takeover is
+	 * what entitles a leader to write, here as at the first one. On
+	 * heartbeat ticks only (just after they reconnect what came back):
+	 * a memory that refuses the permission costs a takeover a period.
+	 */
+	if (tick && l->role == LOG_LEADER &&
+	    (sacred_rmem_up(l->a.rm) & ~l->fenced)) {
+		ret = log_takeover(l);
+		if (ret)
+			log_step_down(l);
+		return ret;
 	}
 	if (l->role == LOG_LEADER) {
 		/* Entries carry the commit too: the meta only on ticks. */

@@ -1265,6 +1265,77 @@ TEST_F(log, minority_of_memories_down_under_appends)
 	EXPECT_TRUE(history_ok(_metadata, self, 7));
 }
 
+/* Which process holds write on the log region at memory @k; -1 if none. */
+static int log_writer(FIXTURE_DATA(log) *self, unsigned int k)
+{
+	struct sacred_acl_entry acl[NR_PROCS];
+	unsigned int n, j;
+
+	if (sacred_region_get_acl(self->ctrl, self->mem[k].id, LOG_REGION,
+				  acl, NR_PROCS, &n, NULL))
+		return -1;
+	for (j = 0; j < n && j < NR_PROCS; j++)
+		if (acl[j].access_cur & SACRED_ACCESS_WRITE)
+			return acl[j].process_id;
+	return -1;
+}
+
+/*
+ * A memory that was down when the leader took over comes back: the
+ * leader takes over again, on every memory up, and so holds write there
+ * too. Appending there without it, the leader would have each write
+ * refused, which breaks the connection, which its heartbeat reconnects,
+ * over and over (seen across VMs: 25 connects of the leader at a memory
+ * whose first connect was slow); the log would stand on the other two
+ * memories alone, and a takeover after the leader's death would find
+ * nothing to fence there.
+ */
+TEST_F(log, memory_back_after_the_takeover_gets_the_leaders_write)
+{
+	struct sacred_peer_info before = {}, after = {};
+	unsigned int tries;
+	int leader;
+
+	set_target(self, 10);
+	ASSERT_TRUE(wait_applied(self, 7, 10, 20000));
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	/* The next leader takes over on memories 0 and 1 alone. */
+	proc_stop(&self->p[0], true);
+	set_target(self, 20);
+	ASSERT_TRUE(wait_applied(self, 6, 20, 30000));
+	leader = log_writer(self, 0);
+	ASSERT_TRUE(leader == PID(1) || leader == PID(2));
+	EXPECT_NE(leader, log_writer(self, 2));
+
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[2].id,
+				    SACRED_MEM_UP, 0, NULL));
+	for (tries = 0; tries < 1000; tries++) {
+		leader = log_writer(self, 0);
+		if (leader >= 0 && leader == log_writer(self, 2))
+			break;
+		usleep(10000);
+	}
+	ASSERT_EQ(leader, log_writer(self, 2));
+	TH_LOG("P%d holds write at memory 2 %u ms after it came back",
+	       leader - PID(0), tries * 10);
+
+	/* It keeps that connection while it appends (one fence at most). */
+	ASSERT_EQ(0, st_peer_of(self->ctrl, self->mem[2].id, leader,
+				&before));
+	set_target(self, 40);
+	ASSERT_TRUE(wait_applied(self, 6, 40, 30000));
+	ASSERT_EQ(0, st_peer_of(self->ctrl, self->mem[2].id, leader, &after));
+	EXPECT_GE(before.connects + 1, after.connects);
+
+	/* Memory 0 goes: the log stands on memories 1 and 2. */
+	ASSERT_EQ(0, sacred_mem_set(self->ctrl, self->mem[0].id,
+				    SACRED_MEM_DOWN, 0, NULL));
+	set_target(self, 60);
+	ASSERT_TRUE(wait_applied(self, 6, 60, 30000));
+	EXPECT_TRUE(history_ok(_metadata, self, 6));
+}
+
 /*
  * A memory that answers nothing - down when a process starts, so that
  * the process never reached it - costs the processes' polls nothing:

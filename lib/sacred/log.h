@@ -107,7 +107,8 @@ struct sacred_log_attr {
 
 /**
  * struct sacred_log_stats - a log's counters
- * @takeovers: times this process tried to take over
+ * @takeovers: times this process tried to take over (a leader, too,
+ *	when a memory its takeover did not reach came back)
  * @step_downs: times it stopped leading
  * @appends: entries it appended as leader
  * @recovered: entries it accepted again in a takeover
