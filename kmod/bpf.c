@@ -27,33 +27,35 @@
  *     of the decision; a program that needs a finer clock reads it with
  *     bpf_ktime_get_ns() and pays for it then;
  *   - the verifier bounds it: a decision always ends;
- *   - the kernel runs such programs from process context too
- *     (sk_filter() on a send), with rcu_read_lock() and migration off:
- *     the module does the same, and reads the return value as the
- *     verdict (include/uapi/linux/sacred.h);
+ *   - the kernel runs such programs in softirq (a socket's receive) and
+ *     from process context (sk_filter() on a send), with rcu_read_lock()
+ *     and migration off: the module runs it in both - in a request's
+ *     receive completion when perm.c's fast path decides, else under
+ *     mem->lock - and reads the return value as the verdict
+ *     (include/uapi/linux/sacred.h);
  *   - the context is written straight into the skb's one buffer, which
- *     only decisions under mem->lock touch: no copy per request.
+ *     only decisions touch, under mem->lock or mem->fast_lock, which
+ *     exclude each other (core.h): no copy per request.
  *
  * Loading a program needs the rights the kernel asks for (CAP_BPF for
  * maps and most helpers); giving it to a region needs CAP_NET_ADMIN, as
  * every change of a region does (GENL_ADMIN_PERM).
  *
  * Lifetime: region->prog holds a reference to the program
- * (bpf_prog_get_type()). It is replaced only under mem->lock, and every
- * decision runs under mem->lock, so a request is decided wholly by the old
- * program or wholly by the new one; the replaced one is released after
- * the lock is dropped. Deleting the region (or the instance, or unloading
- * the module) releases it too.
+ * (bpf_prog_get_type()). It is replaced only under mem->lock, which
+ * excludes the fast path too, and every decision runs under mem->lock or
+ * mem->fast_lock, so a request is decided wholly by the old program or
+ * wholly by the new one; the replaced one is released after the lock is
+ * dropped. Deleting the region (or the instance, or unloading the module)
+ * releases it too.
  *
- * Context: sacred_bpf_decide() runs under mem->lock.
+ * Context: sacred_bpf_decide() runs under mem->lock or mem->fast_lock.
  */
 #include <linux/bpf.h>
 #include <linux/filter.h>
 #include <linux/skbuff.h>
 #include <linux/timekeeping.h>
 #include "bpf.h"
-
-#define SACRED_WRITE_BITS (SACRED_ACCESS_WRITE | SACRED_ACCESS_ATOMIC)
 
 /**
  * struct sacred_region_prog - a region's acceptChange program
@@ -210,7 +212,8 @@ static u32 sacred_bpf_run(struct sacred_region *region,
  * as the built-in policies do. Grants stay within each member's ACL
  * maximum whatever the program says.
  *
- * Context: mem->lock held.
+ * Context: mem->lock held, or mem->fast_lock (perm.c's fast path, in
+ * softirq).
  * Return: 0, or an &enum sacred_refuse_reason (a program's own reason is
  * %SACRED_REFUSE_PROGRAM_BASE plus its code).
  */
@@ -221,7 +224,8 @@ u32 sacred_bpf_decide(struct sacred_region *region,
 	unsigned long pid;
 	u32 verdict;
 
-	lockdep_assert_held(&region->mem->lock);
+	lockdep_assert(lockdep_is_held(&region->mem->lock) ||
+		       lockdep_is_held(&region->mem->fast_lock));
 	if (WARN_ON_ONCE(!region->prog))
 		return SACRED_REFUSE_PROGRAM_VERDICT;
 

@@ -51,10 +51,15 @@
  *   mem->fast_lock - a spinlock per instance, the only lock of the fast
  *	path: a request answered in its receive completion (request.c) when
  *	it needs no sleeping step, taken only while nobody holds mem->lock
- *	(sacred_mem_fast_begin()). Whoever holds mem->lock may change what
- *	the fast path reads; whoever holds mem->fast_lock with
- *	!@mem->slow_held may read it, and change what only the two paths
- *	write (a peer's request counters).
+ *	(sacred_mem_fast_begin()). Whoever holds mem->lock excludes the
+ *	fast path; whoever holds mem->fast_lock with !@mem->slow_held
+ *	excludes every holder of mem->lock. So what a change decides and
+ *	applies - ACL entries, a region's epoch, ballot and writer count, a
+ *	grant's access and key, a peer's counters - is written under
+ *	either, and read under either. A registration the fast path posted
+ *	completes after the lock is dropped: its completion handler takes
+ *	mem->fast_lock, and whoever takes mem->lock waits for it
+ *	(sacred_perm_sync()) before touching a grant or an ACL.
  * Completion handlers and rdma_cm event handlers take no mutex: they
  * answer what the fast path may, and queue the rest as work. An
  * instance's connect requests are answered in order by
@@ -74,6 +79,7 @@
 #include <linux/atomic.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/wait.h>
 #include <linux/xarray.h>
 #include <net/genetlink.h>
 #include <rdma/ib_verbs.h>
@@ -154,6 +160,12 @@ struct sacred_auth {
  * @lock: see the locking rules above
  * @fast_lock: see the locking rules above
  * @slow_held: @lock is held (under @fast_lock)
+ * @fast_wrs: work requests the fast path posted for changes that have
+ *	not completed (under @fast_lock; perm.c)
+ * @fast_repairs: grants whose MR sacred_perm_sync() must replace: a
+ *	failed work request's, a loser's with no connection (under
+ *	@fast_lock; perm.c)
+ * @fast_wq: woken when @fast_wrs drops to 0
  * @peers: processes known to the instance, by process id (under @lock)
  * @nr_peers: entries in @peers (under @lock; at most SACRED_MAX_PEERS)
  * @fenced: fenced connections whose release is deferred (ep.c; under
@@ -187,6 +199,9 @@ struct sacred_mem {
 	struct mutex lock;	/* see "Locking" above */
 	spinlock_t fast_lock;	/* see "Locking" above */
 	bool slow_held;
+	unsigned int fast_wrs;
+	struct list_head fast_repairs;
+	wait_queue_head_t fast_wq;
 	struct xarray peers;
 	u32 nr_peers;
 	struct list_head fenced;
@@ -265,6 +280,9 @@ static inline void sacred_mem_uncharge(struct sacred_mem *mem, size_t size)
 	atomic64_sub(kmalloc_size_roundup(size), &mem->meta);
 }
 
+/* What a policy takes from the members a change does not favour. */
+#define SACRED_WRITE_BITS (SACRED_ACCESS_WRITE | SACRED_ACCESS_ATOMIC)
+
 /**
  * struct sacred_acl_entry - a process's place in a region's ACL
  * @max: the most it may hold (&enum sacred_access), set by the admin
@@ -336,6 +354,37 @@ struct sacred_region {
 struct sacred_ep;
 
 /**
+ * struct sacred_perm_change - a changePermission request
+ * @requester: process id of the process asking
+ * @access: access it asks for (&enum sacred_access)
+ * @ballot: ballot of a grant on a fenced region
+ * @target: process whose write a revoke-only request takes away
+ * @via: the requester's endpoint, or NULL for an admin's PERM_SET
+ */
+struct sacred_perm_change {
+	u32 requester;
+	u32 access;
+	u64 ballot;
+	u32 target;
+	struct sacred_ep *via;
+};
+
+/**
+ * struct sacred_perm_event - a decided changePermission, as announced
+ * @chg: the request
+ * @reason: 0 if the policy accepted it, else why it refused it
+ * @err: 0, or the negative errno of an accepted change that could not be
+ *	applied in full
+ * @epoch: the region's epoch once the change was decided
+ */
+struct sacred_perm_event {
+	struct sacred_perm_change chg;
+	u32 reason;
+	int err;
+	u32 epoch;
+};
+
+/**
  * struct sacred_peer - a process known to an instance
  * @mem: the instance
  * @process_id: its id
@@ -350,6 +399,12 @@ struct sacred_ep;
  * @connects: connections accepted
  * @last_counter: highest proof counter accepted (instances with a key)
  * @raced: its revokes counted in the region's @raced
+ * @cq_changes: its changes decided and applied in their receive
+ *	completion (perm.c's fast path)
+ * @fast_grant: its grant whose work request from the fast path has not
+ *	completed, or failed and is not repaired yet; NULL if none: at most
+ *	one per peer, so its send queue has room for it (under
+ *	@mem->fast_lock)
  * @unrevoked: the device failed to deregister one of its MRs, whose key
  *	may still be valid: its connection was fenced, it is refused from
  *	then on, and @pd is never freed (the MR holds it)
@@ -367,6 +422,8 @@ struct sacred_peer {
 	u64 connects;
 	u64 last_counter;
 	u64 raced;
+	u64 cq_changes;
+	struct sacred_grant *fast_grant;
 	bool unrevoked;
 };
 
@@ -382,6 +439,13 @@ struct sacred_peer {
  * @regs: registrations since @mr was allocated; the key's low byte
  *	advances by one with each, so no key repeats within 255; while 0,
  *	@mr has no page list yet (perm.c maps the region into it once)
+ * @fast_cqe: completion of the work request the fast path posted for a
+ *	change of this grant's process (registration or invalidation)
+ * @fast_old_cur: what the ACL entry held before that change
+ * @fast_failed: that work request failed: @mr's state is unknown and the
+ *	ACL entry's @cur too wide until sacred_perm_sync() repairs both
+ * @fast_link: entry in @mem->fast_repairs, or empty
+ * @fast_ev: that change's event, raised when the work request completes
  */
 struct sacred_grant {
 	struct sacred_peer *peer;
@@ -389,6 +453,11 @@ struct sacred_grant {
 	struct ib_mr *mr;
 	u32 access;
 	u32 regs;
+	struct ib_cqe fast_cqe;
+	u32 fast_old_cur;
+	bool fast_failed;
+	struct list_head fast_link;
+	struct sacred_perm_event fast_ev;
 };
 
 /* Live-object counters: every one must be zero after module exit. */
@@ -404,21 +473,5 @@ struct sacred_counters {
 extern struct workqueue_struct *sacred_wq;
 
 extern struct sacred_counters sacred_live;
-
-/**
- * struct sacred_perm_change - a changePermission request
- * @requester: process id of the process asking
- * @access: access it asks for (&enum sacred_access)
- * @ballot: ballot of a grant on a fenced region
- * @target: process whose write a revoke-only request takes away
- * @via: the requester's endpoint, or NULL for an admin's PERM_SET
- */
-struct sacred_perm_change {
-	u32 requester;
-	u32 access;
-	u64 ballot;
-	u32 target;
-	struct sacred_ep *via;
-};
 
 #endif /* _SACRED_CORE_H */

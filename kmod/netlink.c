@@ -1030,16 +1030,14 @@ out_unlock:
 /**
  * sacred_nl_notify_perm() - announce a permission change or a refusal
  * @region: the region
- * @chg: the request
- * @reason: 0 if the policy accepted it, else why it refused it
- * @err: 0, or the negative errno of an accepted change that could not be
- *	applied in full
+ * @ev: the change, its decision and its outcome
+ * @gfp: how to allocate the message
  *
- * Context: mem->lock held (so it builds no ACL).
+ * Context: mem->lock held, or softirq with @gfp GFP_ATOMIC (it builds no
+ * ACL: nothing it reads changes under it).
  */
 static void sacred_nl_notify_perm(struct sacred_region *region,
-				  const struct sacred_perm_change *chg,
-				  u32 reason, int err)
+				  const struct sacred_perm_event *ev, gfp_t gfp)
 {
 	struct sk_buff *msg;
 	void *hdr;
@@ -1048,17 +1046,17 @@ static void sacred_nl_notify_perm(struct sacred_region *region,
 				SACRED_NL_MCGRP_EVENTS))
 		return;
 
-	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, gfp);
 	if (!msg)
 		return;
 	hdr = sacred_nl_put(msg, 0, 0, 0, SACRED_CMD_PERM_SET, NULL);
-	if (!hdr || sacred_perm_fill(msg, region, chg, reason, err)) {
+	if (!hdr || sacred_perm_fill(msg, region, ev)) {
 		nlmsg_free(msg);
 		return;
 	}
 	genlmsg_end(msg, hdr);
 	genlmsg_multicast(&sacred_nl_family, msg, 0, SACRED_NL_MCGRP_EVENTS,
-			  GFP_KERNEL);
+			  gfp);
 }
 
 /* ------------------------------------------------------------------ peers */

@@ -62,19 +62,17 @@ void sacred_notify_region(struct sacred_region *region, u8 cmd)
 /**
  * sacred_notify_perm() - raise the event of a decided changePermission
  * @region: the region
- * @chg: the request
- * @reason: 0 if the policy accepted it, else why it refused it
- * @err: 0, or the negative errno of an accepted change that could not be
- *	applied in full
+ * @ev: the change, its decision and its outcome
+ * @gfp: GFP_KERNEL under mem->lock, GFP_ATOMIC from the fast path
  *
- * Context: mem->lock held.
+ * Context: mem->lock held, or softirq (perm.c's fast path: under
+ * mem->fast_lock, or in a registration's completion).
  */
 void sacred_notify_perm(struct sacred_region *region,
-			const struct sacred_perm_change *chg, u32 reason,
-			int err)
+			const struct sacred_perm_event *ev, gfp_t gfp)
 {
 	const struct sacred_notify_ops *ops = READ_ONCE(sacred_notify_ops);
 
 	if (ops)
-		ops->perm(region, chg, reason, err);
+		ops->perm(region, ev, gfp);
 }

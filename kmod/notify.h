@@ -11,34 +11,33 @@
 #ifndef _SACRED_NOTIFY_H
 #define _SACRED_NOTIFY_H
 
+#include <linux/gfp.h>
 #include <linux/types.h>
 
 struct sacred_mem;
 struct sacred_region;
-struct sacred_perm_change;
+struct sacred_perm_event;
 
 /**
  * struct sacred_notify_ops - who announces events
  * @mem: a memory instance was made, changed or deleted (a
  *	%SACRED_CMD_MEM_* command); sacred_lock held
  * @region: the same for a region (%SACRED_CMD_REGION_*); sacred_lock held
- * @perm: a changePermission was decided: @reason 0 if accepted, else why
- *	it was refused; @err the negative errno of an accepted change that
- *	could not be applied in full, else 0; mem->lock held
+ * @perm: a changePermission was decided (and, unless @ev->err says
+ *	otherwise, applied); under mem->lock, or from the fast path
+ *	(softirq: @gfp is GFP_ATOMIC then)
  */
 struct sacred_notify_ops {
 	void (*mem)(struct sacred_mem *mem, u8 cmd);
 	void (*region)(struct sacred_region *region, u8 cmd);
 	void (*perm)(struct sacred_region *region,
-		     const struct sacred_perm_change *chg, u32 reason,
-		     int err);
+		     const struct sacred_perm_event *ev, gfp_t gfp);
 };
 
 void sacred_notify_register(const struct sacred_notify_ops *ops);
 void sacred_notify_mem(struct sacred_mem *mem, u8 cmd);
 void sacred_notify_region(struct sacred_region *region, u8 cmd);
 void sacred_notify_perm(struct sacred_region *region,
-			const struct sacred_perm_change *chg, u32 reason,
-			int err);
+			const struct sacred_perm_event *ev, gfp_t gfp);
 
 #endif /* _SACRED_NOTIFY_H */

@@ -133,7 +133,9 @@ int sacred_peer_fill(struct sk_buff *skb, struct sacred_peer *peer)
 			      SACRED_ATTR_PAD) ||
 	    nla_put_u32(skb, SACRED_ATTR_PEER_MRS, peer->nr_mrs) ||
 	    nla_put_u64_64bit(skb, SACRED_ATTR_PEER_RACED, peer->raced,
-			      SACRED_ATTR_PAD))
+			      SACRED_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, SACRED_ATTR_PEER_CQ_CHANGES,
+			      peer->cq_changes, SACRED_ATTR_PAD))
 		return -EMSGSIZE;
 	return 0;
 }

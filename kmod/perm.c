@@ -79,10 +79,26 @@
  * Bytes of a multi-packet write placed before step 2 stay in memory: the
  * module cannot undo them (torn writes); layers above validate entries.
  *
+ * A change in the receive completion
+ * ----------------------------------
+ * A change that fences nobody - it takes nothing from a connected process
+ * but its requester - is decided and applied in its request's receive
+ * completion, under mem->fast_lock (sacred_perm_change_fast()): the
+ * requester's registration (or invalidation) and its reply are posted
+ * there, in the slow path's order, the work request's completion
+ * (sacred_grant_fast_done()) finishes it, and a loser with no connection
+ * has its MR replaced before it can have a QP again. Whoever takes
+ * mem->lock to touch a grant, an MR or an ACL first waits for those work
+ * requests and replaces the MRs left (sacred_perm_sync()), so the rules
+ * above hold: no MR is replaced or freed with a work request on it, and
+ * no QP is made in a PD whose revoked key still lives.
+ *
  * Every decided change is announced (notify.h); sacred_perm_fill() says
  * what its netlink event carries.
  *
- * Context: everything here runs under mem->lock and may sleep.
+ * Context: under mem->lock, and may sleep - but sacred_perm_change_fast(),
+ * sacred_perm_change_fast_end() (softirq, mem->fast_lock) and
+ * sacred_grant_fast_done() (CQ context).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -233,30 +249,30 @@ u32 sacred_grant_rkey(struct sacred_grant *grant)
 	return grant->access ? grant->mr->rkey : 0;
 }
 
-/* Post LOCAL_INV of @grant's MR on @ep, signaled to @w. */
+/* Post LOCAL_INV of @grant's MR on @ep, signaled to @cqe. */
 static int sacred_grant_post_inv(struct sacred_grant *grant,
-				 struct sacred_ep *ep,
-				 struct sacred_wait *w)
+				 struct sacred_ep *ep, struct ib_cqe *cqe)
 {
 	struct ib_send_wr wr = {
 		.opcode = IB_WR_LOCAL_INV,
-		.wr_cqe = &w->cqe,
+		.wr_cqe = cqe,
 		.send_flags = IB_SEND_SIGNALED,
 		.ex.invalidate_rkey = grant->mr->rkey,
 	};
 
-	w->ep = ep;
 	return sacred_ep_post_send(ep, &wr);
 }
 
 /*
  * Post the registration of @grant's MR for @access on @ep, signaled to
- * @w: one chain, LOCAL_INV first if the MR is VALID, then REG_MR with the
- * next key.
+ * @cqe: one chain, LOCAL_INV first if the MR is VALID, then REG_MR with
+ * the next key. Sleeps only when the MR must be replaced first (its key
+ * space used up) or mapped (its first registration): the fast path
+ * never asks for either.
  */
 static int sacred_grant_post_reg(struct sacred_grant *grant,
 				 struct sacred_ep *ep, u32 access,
-				 struct sacred_wait *w)
+				 struct ib_cqe *cqe)
 {
 	struct sacred_region *region = grant->region;
 	struct ib_send_wr inv = { .opcode = IB_WR_LOCAL_INV };
@@ -270,7 +286,7 @@ static int sacred_grant_post_reg(struct sacred_grant *grant,
 	}
 
 	reg.wr.opcode = IB_WR_REG_MR;
-	reg.wr.wr_cqe = &w->cqe;
+	reg.wr.wr_cqe = cqe;
 	reg.wr.send_flags = IB_SEND_SIGNALED;
 	if (grant->access) {
 		inv.ex.invalidate_rkey = grant->mr->rkey;
@@ -297,7 +313,6 @@ static int sacred_grant_post_reg(struct sacred_grant *grant,
 	reg.key = grant->mr->rkey;
 	reg.access = ib_access_of(access);
 
-	w->ep = ep;
 	return sacred_ep_post_send(ep, grant->access ? &inv : &reg.wr);
 }
 
@@ -324,7 +339,8 @@ static int sacred_grant_register(struct sacred_grant *grant,
 	if (!sacred_ep_usable(ep))
 		return -ECONNRESET;	/* fenced: nothing was posted */
 	sacred_wait_init(&w);
-	ret = sacred_grant_post_reg(grant, ep, access, &w);
+	w.ep = ep;
+	ret = sacred_grant_post_reg(grant, ep, access, &w.cqe);
 	if (!ret)
 		ret = sacred_wait(&w);
 	return sacred_grant_reg_done(grant, access, ret);
@@ -352,6 +368,7 @@ static struct sacred_grant *sacred_grant_get(struct sacred_peer *peer,
 		return ERR_PTR(-ENOMEM);
 	grant->peer = peer;
 	grant->region = region;
+	INIT_LIST_HEAD(&grant->fast_link);
 	ret = sacred_grant_alloc_mr(grant);
 	if (ret)
 		goto err_free;
@@ -438,9 +455,10 @@ static void sacred_perm_settle(struct sacred_region *region,
 		 * Behind an unanswered probe (ep.c) a LOCAL_INV would wait
 		 * for it: a fenced loser's MR is replaced instead.
 		 */
+		op->w.ep = ep;
 		op->invalidated = sacred_ep_usable(ep) &&
 				  !(op->fence && sacred_ep_probing(ep)) &&
-				  !sacred_grant_post_inv(grant, ep, &op->w);
+				  !sacred_grant_post_inv(grant, ep, &op->w.cqe);
 	}
 	sw->nr_ops = n;
 	/*
@@ -469,9 +487,10 @@ static void sacred_perm_settle(struct sacred_region *region,
 		 * grant never holds more than the ACL entry's @cur.)
 		 */
 		sacred_wait_init(&sw->reg_w);
+		sw->reg_w.ep = via;
 		sw->reg_err = sacred_ep_usable(via) ?
 			      sacred_grant_post_reg(sw->reg, via, sw->reg_access,
-						    &sw->reg_w) :
+						    &sw->reg_w.cqe) :
 			      -ECONNRESET;
 		/* What the reply tells; sacred_perm_settle_end() checks it. */
 		if (!sw->reg_err)
@@ -590,8 +609,7 @@ int sacred_perm_change(struct sacred_region *region,
 		       const struct sacred_perm_change *chg, u32 *reason,
 		       struct sacred_switch *sw)
 {
-	lockdep_assert_held(&region->mem->lock);
-
+	sacred_perm_sync(region->mem);
 	memset(sw, 0, sizeof(*sw));
 	sw->region = region;
 	sw->chg = *chg;
@@ -617,6 +635,7 @@ int sacred_perm_change(struct sacred_region *region,
  */
 void sacred_perm_change_end(struct sacred_switch *sw)
 {
+	struct sacred_perm_event ev;
 	int ret;
 
 	if (!sw->region)
@@ -625,8 +644,359 @@ void sacred_perm_change_end(struct sacred_switch *sw)
 	ret = sacred_perm_settle_end(sw);
 	if (ret && !sw->err)
 		sw->err = ret;
-	sacred_notify_perm(sw->region, &sw->chg, sw->reason, sw->err);
+	ev.chg = sw->chg;
+	ev.reason = sw->reason;
+	ev.err = sw->err;
+	ev.epoch = sw->region->epoch;
+	sacred_notify_perm(sw->region, &ev, GFP_KERNEL);
 	sw->region = NULL;
+}
+
+/* Put @grant on the instance's list of grants sacred_perm_sync() repairs. */
+static void sacred_grant_fast_repair_later(struct sacred_grant *grant)
+{
+	struct sacred_mem *mem = grant->peer->mem;
+
+	lockdep_assert_held(&mem->fast_lock);
+	grant->access = 0;	/* no fast answer uses its key again */
+	if (list_empty(&grant->fast_link))
+		list_add_tail(&grant->fast_link, &mem->fast_repairs);
+}
+
+/*
+ * The completion of the work request the fast path posted for a change
+ * (its requester's registration, or the invalidation of its key):
+ * announce the change - with the error, if it failed - and let the grant
+ * go. A failed one broke the QP, which flushed the reply behind it: the
+ * process was told nothing, and sacred_perm_sync() repairs the grant.
+ *
+ * Context: CQ context (softirq, or the poller with bottom halves off).
+ */
+static void sacred_grant_fast_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sacred_grant *grant = container_of(wc->wr_cqe,
+						  struct sacred_grant,
+						  fast_cqe);
+	struct sacred_peer *peer = grant->peer;
+	struct sacred_mem *mem = peer->mem;
+	bool failed = wc->status != IB_WC_SUCCESS;
+
+	/*
+	 * Before @mem->fast_wrs drops: until then whoever holds mem->lock
+	 * waits (sacred_perm_sync()), so the region and the grant stay.
+	 */
+	if (failed)
+		grant->fast_ev.err = -EIO;
+	sacred_notify_perm(grant->region, &grant->fast_ev, GFP_ATOMIC);
+
+	spin_lock(&mem->fast_lock);
+	if (failed) {
+		grant->fast_failed = true;
+		sacred_grant_fast_repair_later(grant);
+	} else {
+		peer->fast_grant = NULL;
+	}
+	if (!--mem->fast_wrs)
+		wake_up(&mem->fast_wq);
+	spin_unlock(&mem->fast_lock);
+}
+
+/*
+ * Repair a grant the fast path left for sacred_perm_sync(): replace its
+ * MR, whose key must die or whose state is unknown.
+ *
+ * A loser with no connection (sacred_perm_change_fast()): no QP of its PD
+ * can use the key until it connects again, and its connect is answered
+ * after this (under mem->lock, after sacred_perm_sync()) - the slow
+ * path's rule for such a loser, whose MR it replaces after the reply.
+ *
+ * The requester of a change whose work request failed: as when a
+ * registration fails on the slow path (sacred_perm_settle_end()), it
+ * keeps only what it held before the change and still may - nothing was
+ * granted - and its connection, broken already, is fenced first if it is
+ * still attached, so that no QP of its PD runs while the MR goes.
+ */
+static void sacred_grant_fast_repair(struct sacred_grant *grant)
+{
+	struct sacred_peer *peer = grant->peer;
+	struct sacred_mem *mem = peer->mem;
+	struct sacred_ep *ep = sacred_peer_ep(peer);
+	struct sacred_acl_entry *e;
+
+	if (grant->fast_failed && ep)
+		sacred_ep_fence(ep);
+	WARN_ON_ONCE(sacred_peer_ep(peer));
+	sacred_grant_replace_mr(grant);
+	if (grant->fast_failed) {
+		e = xa_load(&grant->region->acl, peer->process_id);
+		if (e)
+			e->cur &= grant->fast_old_cur;
+	}
+	spin_lock_bh(&mem->fast_lock);
+	list_del_init(&grant->fast_link);
+	if (grant->fast_failed)
+		peer->fast_grant = NULL;
+	grant->fast_failed = false;
+	spin_unlock_bh(&mem->fast_lock);
+}
+
+/* No work request of the fast path in flight? And is any grant to repair? */
+static bool sacred_perm_fast_idle(struct sacred_mem *mem, bool *repairs)
+{
+	bool idle;
+
+	spin_lock_bh(&mem->fast_lock);
+	idle = !mem->fast_wrs;
+	*repairs = !list_empty(&mem->fast_repairs);
+	spin_unlock_bh(&mem->fast_lock);
+	return idle;
+}
+
+/**
+ * sacred_perm_sync() - settle what the fast path left in flight
+ * @mem: the instance
+ *
+ * A change applied in its receive completion (sacred_perm_change_fast())
+ * leaves its requester's work request in flight, and the MRs of losers
+ * with no connection to replace. Whoever takes mem->lock to touch a
+ * grant, an MR or an ACL calls this first: it waits for every such work
+ * request - at most SACRED_WR_TIMEOUT_MS, then the connections they wait
+ * on are fenced, as the slow path's waits do - and repairs the grants
+ * left (sacred_grant_fast_repair()). Until mem->lock is dropped no new
+ * one starts: no MR is replaced or freed with a work request of the fast
+ * path on it, no QP is made in a PD whose revoked key still lives, and
+ * every ACL entry's @cur is what its process may hold.
+ *
+ * Context: mem->lock held (sacred_mem_lock()); may sleep.
+ */
+void sacred_perm_sync(struct sacred_mem *mem)
+{
+	struct sacred_grant *grant;
+	struct sacred_peer *peer;
+	unsigned long pid;
+	bool repairs;
+
+	lockdep_assert_held(&mem->lock);
+	if (likely(sacred_perm_fast_idle(mem, &repairs) && !repairs))
+		return;
+	if (!wait_event_timeout(mem->fast_wq,
+				sacred_perm_fast_idle(mem, &repairs),
+				msecs_to_jiffies(SACRED_WR_TIMEOUT_MS))) {
+		xa_for_each(&mem->peers, pid, peer) {
+			struct sacred_ep *ep = sacred_peer_ep(peer);
+
+			if (!READ_ONCE(peer->fast_grant) || !ep)
+				continue;
+			pr_warn_ratelimited("process %u: a work request on its QP is still pending after %u ms: fencing its connection\n",
+					    peer->process_id,
+					    SACRED_WR_TIMEOUT_MS);
+			sacred_ep_fence(ep);
+		}
+		wait_event(mem->fast_wq,
+			   sacred_perm_fast_idle(mem, &repairs));
+	}
+	/* Nothing adds to the list now: the fast path is out, none in flight. */
+	while ((grant = list_first_entry_or_null(&mem->fast_repairs,
+						 struct sacred_grant,
+						 fast_link)))
+		sacred_grant_fast_repair(grant);
+}
+
+/*
+ * Would taking what @e loses of @region need a verbs step on a live
+ * connection - a loser (not @requester) whose MR grants some of it, and
+ * whose process is connected? With @lost 0, what the entry loses is its
+ * @cur less its @next; otherwise @lost (every bit a policy may take).
+ */
+static bool sacred_perm_loss_needs_fence(struct sacred_region *region,
+					 u32 requester, unsigned long pid,
+					 struct sacred_acl_entry *e, u32 lost)
+{
+	struct sacred_peer *peer;
+	struct sacred_grant *grant;
+
+	if (pid == requester)
+		return false;
+	lost = e->cur & (lost ?: ~e->next);
+	if (!lost)
+		return false;
+	peer = xa_load(&region->mem->peers, pid);
+	grant = peer ? xa_load(&peer->grants, region->id) : NULL;
+	return grant && (grant->access & lost) && sacred_peer_ep(peer);
+}
+
+/* Does the change just decided on @region take from a connected loser? */
+static bool sacred_perm_fences(struct sacred_region *region, u32 requester,
+			       u32 lost)
+{
+	struct sacred_acl_entry *e;
+	unsigned long pid;
+
+	xa_for_each(&region->acl, pid, e)
+		if (sacred_perm_loss_needs_fence(region, requester, pid, e,
+						 lost))
+			return true;
+	return false;
+}
+
+/*
+ * Apply, in the receive completion, what the change just decided takes
+ * from the others: each loser has no connection (checked), so its MR,
+ * if it grants what is lost, is replaced by sacred_perm_sync() before
+ * its process can have a QP again.
+ */
+static void sacred_perm_fast_losers(struct sacred_region *region,
+				    u32 requester)
+{
+	struct sacred_acl_entry *e;
+	struct sacred_grant *grant;
+	struct sacred_peer *peer;
+	unsigned long pid;
+
+	xa_for_each(&region->acl, pid, e) {
+		if (pid == requester || !(e->cur & ~e->next))
+			continue;
+		peer = xa_load(&region->mem->peers, pid);
+		grant = peer ? xa_load(&peer->grants, region->id) : NULL;
+		if (grant && (grant->access & ~e->next))
+			sacred_grant_fast_repair_later(grant);
+	}
+}
+
+/*
+ * Post the requester's part of a change on @via: the registration of its
+ * new access, or, when it keeps nothing, the invalidation of its key.
+ * Signaled to the grant, whose completion announces the change.
+ */
+static int sacred_perm_fast_post(struct sacred_grant *grant,
+				 struct sacred_ep *via, u32 access)
+{
+	grant->fast_cqe.done = sacred_grant_fast_done;
+	if (access)
+		return sacred_grant_post_reg(grant, via, access,
+					     &grant->fast_cqe);
+	return sacred_grant_post_inv(grant, via, &grant->fast_cqe);
+}
+
+/**
+ * sacred_perm_change_fast() - changePermission in its receive completion
+ * @region: the region
+ * @chg: the request; @chg->via is usable
+ * @fsw: set up for sacred_perm_change_fast_end()
+ *
+ * Decides and applies, with no sleeping step, a change that needs no
+ * fence: one that takes nothing from a connected process but its
+ * requester - an own grant or loss, a refusal, a revoke of a process with
+ * no connection - from a process that holds what its MR is registered
+ * for, on an MR that needs neither a page list nor a replacement, with
+ * none of its work requests from here in flight.
+ *
+ * A decision must not be made twice where it has effects of its own (a
+ * bpf program may update its maps): for a bpf region all of it is checked
+ * before the program runs - no other member that holds write or atomic,
+ * all a policy may take from others, is connected. A built-in policy
+ * changes nothing but the ACL's @next and the fenced policy's ballot, so
+ * its decision is made, and undone when it would fence someone: the slow
+ * path then makes it again.
+ *
+ * The requester's new access is registered on @chg->via (or its key
+ * invalidated, when it keeps nothing), its reply follows on the same send
+ * queue - as in the slow path, its key is valid when the reply arrives,
+ * and a failed work request flushes the reply - and the completion
+ * announces the change (sacred_grant_fast_done()). The MRs of losers with
+ * no connection are replaced by sacred_perm_sync(). A work request that
+ * cannot be posted fails the change (nothing granted) and releases the
+ * connection; sacred_perm_sync() repairs the grant.
+ *
+ * Context: softirq, mem->fast_lock held (sacred_mem_fast_begin()).
+ * Return: false if the change needs the slow path: nothing was decided,
+ * or a decision was undone. True if it was decided and applied up to its
+ * reply (@fsw says how); the caller posts the reply, then calls
+ * sacred_perm_change_fast_end().
+ */
+bool sacred_perm_change_fast(struct sacred_region *region,
+			     const struct sacred_perm_change *chg,
+			     struct sacred_fast_switch *fsw)
+{
+	struct sacred_ep *via = chg->via;
+	struct sacred_peer *peer = sacred_ep_peer(via);
+	struct sacred_mem *mem = region->mem;
+	struct sacred_acl_entry *self, *e;
+	struct sacred_grant *grant;
+	unsigned long pid;
+	u64 ballot;
+	int ret = 0;
+
+	lockdep_assert_held(&mem->fast_lock);
+	if (peer->fast_grant || sacred_ep_probing(via))
+		return false;
+	self = xa_load(&region->acl, chg->requester);
+	grant = xa_load(&peer->grants, region->id);
+	if (!self || !grant || !grant->mr || !grant->regs ||
+	    grant->regs >= SACRED_KEY_REGS_MAX || grant->access != self->cur)
+		return false;
+	if (!sacred_policy_undoable(region->policy) &&
+	    sacred_perm_fences(region, chg->requester, SACRED_WRITE_BITS))
+		return false;
+
+	ballot = region->ballot;
+	fsw->ev.reason = sacred_policy_decide(region, chg);
+	if (!fsw->ev.reason && sacred_perm_fences(region, chg->requester, 0)) {
+		if (WARN_ON_ONCE(!sacred_policy_undoable(region->policy)))
+			return false;	/* cannot happen: checked above */
+		sacred_policy_undo(region, ballot);
+		return false;
+	}
+
+	peer->cq_changes++;
+	fsw->region = region;
+	fsw->grant = grant;
+	fsw->ev.chg = *chg;
+	fsw->ev.err = 0;
+	if (fsw->ev.reason) {
+		fsw->ev.epoch = region->epoch;
+		return true;
+	}
+
+	fsw->ev.epoch = region->epoch + 1;
+	if (self->next != grant->access) {
+		/* Set before the post: its completion may run at once. */
+		grant->fast_old_cur = self->cur;
+		grant->fast_ev = fsw->ev;
+		peer->fast_grant = grant;
+		ret = sacred_perm_fast_post(grant, via, self->next);
+		if (ret) {
+			/* Maybe posted in part: the MR's state is unknown. */
+			grant->fast_failed = true;
+			sacred_grant_fast_repair_later(grant);
+			sacred_ep_release(via);
+		} else {
+			grant->access = self->next;
+			mem->fast_wrs++;
+			fsw->region = NULL;	/* the completion announces it */
+		}
+	}
+	sacred_perm_fast_losers(region, chg->requester);
+	/* As sacred_perm_apply(): a failed change never widens access. */
+	xa_for_each(&region->acl, pid, e)
+		e->cur = ret ? e->cur & e->next : e->next;
+	region->epoch++;
+	fsw->ev.err = ret;
+	return true;
+}
+
+/**
+ * sacred_perm_change_fast_end() - announce a fast change after its reply
+ * @fsw: what sacred_perm_change_fast() set up
+ *
+ * Raises the change's event, unless its work request's completion does.
+ *
+ * Context: softirq, mem->fast_lock held.
+ */
+void sacred_perm_change_fast_end(struct sacred_fast_switch *fsw)
+{
+	if (fsw->region)
+		sacred_notify_perm(fsw->region, &fsw->ev, GFP_ATOMIC);
 }
 
 /**
@@ -647,6 +1017,7 @@ int sacred_perm_attach(struct sacred_peer *peer, struct sacred_region *region,
 	int ret;
 
 	*grantp = NULL;
+	sacred_perm_sync(region->mem);
 	if (!e || !e->cur)
 		return 0;
 
@@ -700,6 +1071,7 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 	unsigned long pid;
 	int writers = 0;
 
+	sacred_perm_sync(region->mem);
 	xa_for_each(acl, pid, e) {
 		nr++;
 		old = xa_load(&region->acl, pid);
@@ -791,6 +1163,7 @@ void sacred_perm_region_revoke_all(struct sacred_region *region)
 	struct sacred_acl_entry *e;
 	unsigned long pid;
 
+	sacred_perm_sync(region->mem);
 	xa_for_each(&region->mem->peers, pid, peer) {
 		grant = xa_load(&peer->grants, region->id);
 		if (grant)
@@ -808,18 +1181,19 @@ void sacred_perm_region_revoke_all(struct sacred_region *region)
  * sacred_perm_fill() - put a decided change into a netlink message
  * @skb: the message, its header put (netlink.c)
  * @region: the region
- * @chg: the request
- * @reason: 0 if the policy accepted it, else why it refused it
- * @err: 0, or the negative errno of an accepted change that could not be
- *	applied in full
+ * @ev: the change, its decision and its outcome
  *
- * Context: mem->lock held.
+ * Reads nothing of @region that a change alters: an event may be raised
+ * after the change, from its registration's completion.
+ *
  * Return: 0, or -EMSGSIZE if it does not fit: the caller frees the
  * message.
  */
 int sacred_perm_fill(struct sk_buff *skb, struct sacred_region *region,
-		     const struct sacred_perm_change *chg, u32 reason, int err)
+		     const struct sacred_perm_event *ev)
 {
+	const struct sacred_perm_change *chg = &ev->chg;
+
 	if (nla_put_u32(skb, SACRED_ATTR_MEM_ID, region->mem->id) ||
 	    nla_put_u32(skb, SACRED_ATTR_REGION_ID, region->id) ||
 	    nla_put_u32(skb, SACRED_ATTR_PROCESS_ID, chg->requester) ||
@@ -827,9 +1201,10 @@ int sacred_perm_fill(struct sk_buff *skb, struct sacred_region *region,
 	    nla_put_u64_64bit(skb, SACRED_ATTR_BALLOT, chg->ballot,
 			      SACRED_ATTR_PAD) ||
 	    nla_put_u32(skb, SACRED_ATTR_TARGET, chg->target) ||
-	    nla_put_u32(skb, SACRED_ATTR_REGION_EPOCH, region->epoch) ||
-	    (reason && nla_put_u32(skb, SACRED_ATTR_REFUSE_REASON, reason)) ||
-	    (err && nla_put_u32(skb, SACRED_ATTR_PERM_ERROR, -err)))
+	    nla_put_u32(skb, SACRED_ATTR_REGION_EPOCH, ev->epoch) ||
+	    (ev->reason &&
+	     nla_put_u32(skb, SACRED_ATTR_REFUSE_REASON, ev->reason)) ||
+	    (ev->err && nla_put_u32(skb, SACRED_ATTR_PERM_ERROR, -ev->err)))
 		return -EMSGSIZE;
 	return 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * sacred - the permission switch (perm.c): grants, their MRs, the revoke
- * fence, applied under mem->lock.
+ * fence, applied under mem->lock - or, for a change that fences nobody,
+ * in its receive completion.
  */
 #ifndef _SACRED_PERM_H
 #define _SACRED_PERM_H
@@ -66,6 +67,25 @@ struct sacred_switch {
 	struct sacred_wait reg_w;
 };
 
+/**
+ * struct sacred_fast_switch - a change the fast path decided, until its
+ *	reply is posted
+ * @region: the region whose event to raise after the reply, or NULL when
+ *	the registration's completion raises it
+ * @grant: the requester's grant: what the reply tells
+ * @ev: the change's event
+ */
+struct sacred_fast_switch {
+	struct sacred_region *region;
+	struct sacred_grant *grant;
+	struct sacred_perm_event ev;
+};
+
+void sacred_perm_sync(struct sacred_mem *mem);
+bool sacred_perm_change_fast(struct sacred_region *region,
+			     const struct sacred_perm_change *chg,
+			     struct sacred_fast_switch *fsw);
+void sacred_perm_change_fast_end(struct sacred_fast_switch *fsw);
 int sacred_perm_change(struct sacred_region *region,
 		       const struct sacred_perm_change *chg, u32 *reason,
 		       struct sacred_switch *sw);
@@ -78,6 +98,6 @@ void sacred_perm_region_revoke_all(struct sacred_region *region);
 void sacred_grant_free(struct sacred_grant *grant);
 u32 sacred_grant_rkey(struct sacred_grant *grant);
 int sacred_perm_fill(struct sk_buff *skb, struct sacred_region *region,
-		     const struct sacred_perm_change *chg, u32 reason, int err);
+		     const struct sacred_perm_event *ev);
 
 #endif /* _SACRED_PERM_H */

@@ -14,6 +14,11 @@
  *                  acl_is_access - nothing changes access at runtime -
  *                  when it stays in a new one)
  *   decide(r, c)   0, or an &enum sacred_refuse_reason
+ *   undoable       decide() writes nothing but the ACL's @next and the
+ *                  region's ballot: perm.c's fast path may decide, find
+ *                  that the change needs a fence, and take the decision
+ *                  back (sacred_policy_undo()) for the slow path to make
+ *                  again; every built-in policy is, a program is not
  *
  * The policies (Documentation/policies.rst has the why):
  *   static            ACL = permissions; no runtime change
@@ -26,12 +31,11 @@
  *                     ballot above the highest granted so far
  *   bpf               the region's eBPF program decides (bpf.c)
  *
- * Context: mem->lock held.
+ * Context: mem->lock held, or mem->fast_lock (perm.c's fast path: a
+ * decision never sleeps).
  */
 #include "bpf.h"
 #include "policy.h"
-
-#define SACRED_WRITE_BITS (SACRED_ACCESS_WRITE | SACRED_ACCESS_ATOMIC)
 
 /*
  * Every @next is @cur again, and, in the same pass over the ACL, the
@@ -135,28 +139,33 @@ static u32 sacred_policy_revoke_only(struct sacred_region *region,
 static const struct sacred_policy_ops sacred_policies[] = {
 	[SACRED_POLICY_STATIC] = {
 		.name		= "static",
+		.undoable	= true,
 		.initial	= sacred_policy_max,
 		.acl_is_access	= true,
 		.decide		= sacred_policy_refuse_static,
 	},
 	[SACRED_POLICY_EXCLUSIVE_WRITER] = {
 		.name		= "exclusive-writer",
+		.undoable	= true,
 		.initial	= sacred_policy_read,
 		.decide		= sacred_policy_exclusive,
 	},
 	[SACRED_POLICY_SWMR] = {
 		.name		= "swmr",
+		.undoable	= true,
 		.initial	= sacred_policy_max,
 		.acl_is_access	= true,
 		.decide		= sacred_policy_refuse_swmr,
 	},
 	[SACRED_POLICY_REVOKE_ONLY] = {
 		.name		= "revoke-only",
+		.undoable	= true,
 		.initial	= sacred_policy_max,
 		.decide		= sacred_policy_revoke_only,
 	},
 	[SACRED_POLICY_FENCED] = {
 		.name		= "fenced",
+		.undoable	= true,
 		.initial	= sacred_policy_read,
 		.decide		= sacred_policy_fenced,
 	},
@@ -219,7 +228,7 @@ bool sacred_policy_args_valid(u8 policy, const struct sacred_perm_change *chg)
  * @region: the region
  * @chg: the request
  *
- * Context: mem->lock held.
+ * Context: mem->lock or mem->fast_lock held.
  * Return: 0 with every ACL entry's @next set, or a refuse reason with
  * every @next equal to @cur.
  */
@@ -233,4 +242,29 @@ u32 sacred_policy_decide(struct sacred_region *region,
 	if (reason)
 		sacred_policy_reset(region);
 	return reason;
+}
+
+/**
+ * sacred_policy_undoable() - may a decision of @policy be taken back?
+ * @policy: &enum sacred_policy
+ *
+ * Return: true if its decide() writes nothing but the ACL's @next and the
+ * region's ballot (sacred_policy_undo()).
+ */
+bool sacred_policy_undoable(u8 policy)
+{
+	return sacred_policies[policy].undoable;
+}
+
+/**
+ * sacred_policy_undo() - take back a decision sacred_policy_decide() made
+ * @region: the region, its policy undoable (sacred_policy_undoable())
+ * @ballot: the region's ballot before the decision
+ *
+ * Context: the lock held since the decision (mem->lock or mem->fast_lock).
+ */
+void sacred_policy_undo(struct sacred_region *region, u64 ballot)
+{
+	region->ballot = ballot;
+	sacred_policy_reset(region);
 }

@@ -15,6 +15,8 @@
  * @acl_is_access: nothing changes access at runtime: a process that stays
  *	in a new ACL holds @initial of its new max, as one entering it
  * @decide: 0 with every ACL entry's @next set, or a refuse reason
+ * @undoable: @decide changes nothing but the ACL's @next and the region's
+ *	ballot: sacred_policy_undo() takes a decision back
  */
 struct sacred_policy_ops {
 	const char *name;
@@ -22,6 +24,7 @@ struct sacred_policy_ops {
 	bool acl_is_access;
 	u32 (*decide)(struct sacred_region *region,
 		      const struct sacred_perm_change *chg);
+	bool undoable;
 };
 
 bool sacred_access_valid(u32 access);
@@ -29,5 +32,7 @@ bool sacred_policy_args_valid(u8 policy, const struct sacred_perm_change *chg);
 const struct sacred_policy_ops *sacred_policy(u8 policy);
 u32 sacred_policy_decide(struct sacred_region *region,
 			 const struct sacred_perm_change *chg);
+bool sacred_policy_undoable(u8 policy);
+void sacred_policy_undo(struct sacred_region *region, u64 ballot);
 
 #endif /* _SACRED_POLICY_H */

@@ -413,6 +413,7 @@ int sacred_region_fill(struct sk_buff *skb, struct sacred_region *region,
 	 * of the same moment.
 	 */
 	sacred_mem_lock(region->mem);
+	sacred_perm_sync(region->mem);
 	if (nla_put_u32(skb, SACRED_ATTR_MEM_ID, region->mem->id) ||
 	    nla_put_u32(skb, SACRED_ATTR_REGION_ID, region->id) ||
 	    nla_put_u64_64bit(skb, SACRED_ATTR_REGION_SIZE, region->size,

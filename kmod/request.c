@@ -17,8 +17,9 @@
  *
  *   requests on an endpoint (ATTACH, PERM) - ep.c offers each one, in
  *   its receive completion, to sacred_request_fast(), which answers
- *   there, under mem->fast_lock, what needs no sleeping step (an attach
- *   of a registered grant, a request answered without its region); the
+ *   there, under mem->fast_lock, what needs no sleeping step (a change
+ *   that fences nobody, an attach of a registered grant, a request
+ *   answered without its region); the
  *   rest goes, in order, to sacred_request_recv(), which under mem->lock
  *   checks it, dispatches it to perm.c (sacred_perm_change(),
  *   sacred_perm_attach()), sends the reply with sacred_ep_reply() and
@@ -187,6 +188,8 @@ static void sacred_request_recv(struct sacred_ep *ep, unsigned int slot,
 
 	sacred_request_reply_init(req, len, rep);
 	sacred_mem_lock(mem);
+	/* What the CQ handler left in flight first (a failure fences here). */
+	sacred_perm_sync(mem);
 	if (!sacred_ep_usable(ep)) {
 		sacred_mem_unlock(mem);
 		return;
@@ -205,10 +208,11 @@ static void sacred_request_recv(struct sacred_ep *ep, unsigned int slot,
 
 /*
  * ep.c's ops->fast(): answer, in the receive completion, a request that
- * needs no sleeping step - an attach whose process's MR is registered
- * for what it holds, or one that is answered without its region (a
- * malformed request, no such region). Everything else, and everything
- * while mem->lock is held, goes to sacred_request_recv().
+ * needs no sleeping step - a change that fences nobody
+ * (sacred_perm_change_fast()), an attach whose process's MR
+ * is registered for what it holds, or one that is answered without its
+ * region (a malformed request, no such region). Everything else, and
+ * everything while mem->lock is held, goes to sacred_request_recv().
  *
  * Context: softirq; takes mem->fast_lock.
  * Return: true if the reply was sent (or nothing is to be sent).
@@ -219,6 +223,7 @@ static bool sacred_request_fast(struct sacred_ep *ep, unsigned int slot,
 {
 	struct sacred_peer *peer = sacred_ep_peer(ep);
 	struct sacred_perm_change chg = {};
+	struct sacred_fast_switch fsw = {};
 	struct sacred_region *region;
 	struct sacred_grant *grant = NULL;
 	struct sacred_acl_entry *acl;
@@ -229,9 +234,18 @@ static bool sacred_request_fast(struct sacred_ep *ep, unsigned int slot,
 		goto slow;
 	sacred_request_reply_init(req, len, rep);
 	region = sacred_request_parse(ep, req, len, rep, &chg);
-	if (region) {
-		if (chg.via)
-			goto slow;	/* a change: policy and verbs */
+	if (region && chg.via) {
+		if (!sacred_perm_change_fast(region, &chg, &fsw))
+			goto slow;	/* it fences someone */
+		if (fsw.ev.err) {
+			rep->status = cpu_to_le32(SACRED_ST_FAILED);
+		} else {
+			if (fsw.ev.reason)
+				peer->refused++;
+			sacred_request_granted(rep, fsw.grant, fsw.ev.reason);
+		}
+		rep->epoch = cpu_to_le32(region->epoch);
+	} else if (region) {
 		acl = xa_load(&region->acl, peer->process_id);
 		if (acl && acl->cur) {
 			grant = xa_load(&peer->grants, region->id);
@@ -246,6 +260,7 @@ static bool sacred_request_fast(struct sacred_ep *ep, unsigned int slot,
 	}
 	peer->requests++;
 	sacred_ep_reply_fast(ep, slot);
+	sacred_perm_change_fast_end(&fsw);
 	sacred_mem_fast_end(peer->mem);
 	return true;
 
@@ -305,6 +320,8 @@ static int sacred_connreq_answer(struct sacred_mem *mem,
 	struct sacred_ep *ep;
 
 	lockdep_assert_held(&mem->lock);
+	/* A grant whose fast registration failed is repaired first. */
+	sacred_perm_sync(mem);
 	if (mem->state != SACRED_MEM_UP)
 		return sacred_connreq_reject(cm_id, SACRED_REJ_DOWN);
 	/* Proven before anything is allocated for the process. */

@@ -196,6 +196,10 @@ enum sacred_cmd {
  *	policies.rst). The module holds its own reference to the program.
  * @SACRED_ATTR_REGION_PROG_ID: u32, in region replies and events: the
  *	kernel's id of that program (as ``bpftool prog show id`` takes it)
+ * @SACRED_ATTR_PEER_CQ_CHANGES: u64, the process's changePermission
+ *	requests decided and applied in the CQ handler of their receive,
+ *	with no work item and no sleeping step: those that fence nobody
+ *	(Documentation/permission-switch.rst)
  * @__SACRED_ATTR_MAX: internal
  * @SACRED_ATTR_MAX: highest attribute number
  */
@@ -262,6 +266,8 @@ enum sacred_attr {
 
 	SACRED_ATTR_REGION_PROG_FD,
 	SACRED_ATTR_REGION_PROG_ID,
+
+	SACRED_ATTR_PEER_CQ_CHANGES,
 
 	__SACRED_ATTR_MAX,
 	SACRED_ATTR_MAX = __SACRED_ATTR_MAX - 1
