@@ -182,6 +182,7 @@ static const struct nla_policy sacred_policy[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_REGION_TAG] = { .type = NLA_U64 },
 	[SACRED_ATTR_PERM_ERROR] = { .type = NLA_U32 },
 	[SACRED_ATTR_REGION_PROG_ID] = { .type = NLA_U32 },
+	[SACRED_ATTR_PEER_CQ_CHANGES] = { .type = NLA_U64 },
 };
 
 static const char *const sacred_attr_names[SACRED_ATTR_MAX + 1] = {
@@ -235,6 +236,9 @@ static const char *const sacred_attr_names[SACRED_ATTR_MAX + 1] = {
 	[SACRED_ATTR_MEM_MR_PAGES] = "MEM_MR_PAGES",
 	[SACRED_ATTR_REGION_TAG] = "REGION_TAG",
 	[SACRED_ATTR_PERM_ERROR] = "PERM_ERROR",
+	[SACRED_ATTR_REGION_PROG_FD] = "REGION_PROG_FD",
+	[SACRED_ATTR_REGION_PROG_ID] = "REGION_PROG_ID",
+	[SACRED_ATTR_PEER_CQ_CHANGES] = "PEER_CQ_CHANGES",
 };
 
 static const struct nla_policy extack_policy[EXTACK_MAX + 1] = {
@@ -1608,6 +1612,9 @@ static int parse_peer(struct nlmsghdr *nlh, void *obj)
 		info->mrs = nla_get_u32(tb[SACRED_ATTR_PEER_MRS]);
 	if (tb[SACRED_ATTR_PEER_RACED])
 		info->raced = nla_get_u64(tb[SACRED_ATTR_PEER_RACED]);
+	if (tb[SACRED_ATTR_PEER_CQ_CHANGES])
+		info->cq_changes =
+			nla_get_u64(tb[SACRED_ATTR_PEER_CQ_CHANGES]);
 	return 0;
 }
 

@@ -890,10 +890,14 @@ case_peer_connected() {
 		"$(js '.[] | select(.pid == 1) | [.fences, .connects, .mrs, .refused] | map(tostring) | join(" ")' | tr -d '"')" "1 2 1 0"
 	expect "pid 2: connected once, one MR" \
 		"$(js '.[] | select(.pid == 2) | [.fences, .connects, .mrs, .refused] | map(tostring) | join(" ")' | tr -d '"')" "0 1 1 0"
+	# 2 took write from 1: never answered in the CQ handler. 1 took it
+	# from nobody: there, unless the instance's mutex was held just then.
+	expect "pid 2: no change in the CQ handler" "$(js '.[] | select(.pid == 2) | .cq_changes')" 0
+	[ "$(js '.[] | select(.pid == 1) | .cq_changes')" -le 1 ] || fail "pid 1: more than 1 change in the CQ handler"
 	[ "$(js '.[] | select(.pid == 1) | .requests')" -ge 2 ] || fail "pid 1: fewer than 2 requests"
 	[ "$(js '.[] | select(.pid == 2) | .requests')" -ge 1 ] || fail "pid 2: no request"
 	if ok peer show 7590/2 &&
-	   ! grep -qxE '7590/2: connected no requests [0-9]+ refused 0 fences 0 connects 1 mrs 1 raced 0' "$T/out"; then
+	   ! grep -qxE '7590/2: connected no requests [0-9]+ refused 0 fences 0 connects 1 mrs 1 raced 0 cq-changes 0' "$T/out"; then
 		fail "peer show 7590/2"
 		show_io
 	fi

@@ -76,18 +76,20 @@ static void peer_print(struct cli *cli, const struct sacred_peer_info *info)
 		json_uint_field(jw, "connects", info->connects);
 		json_uint_field(jw, "mrs", info->mrs);
 		json_uint_field(jw, "raced", info->raced);
+		json_uint_field(jw, "cq_changes", info->cq_changes);
 		json_obj_close(jw);
 		return;
 	}
 
-	printf("%u/%u: connected %s requests %llu refused %llu fences %llu connects %llu mrs %u raced %llu\n",
+	printf("%u/%u: connected %s requests %llu refused %llu fences %llu connects %llu mrs %u raced %llu cq-changes %llu\n",
 	       info->mem_id, info->process_id,
 	       info->connected ? "yes" : "no",
 	       (unsigned long long)info->requests,
 	       (unsigned long long)info->refused,
 	       (unsigned long long)info->fences,
 	       (unsigned long long)info->connects, info->mrs,
-	       (unsigned long long)info->raced);
+	       (unsigned long long)info->raced,
+	       (unsigned long long)info->cq_changes);
 }
 
 static int peer_show_one(const struct sacred_peer_info *info, void *arg)

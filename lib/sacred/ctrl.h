@@ -490,6 +490,9 @@ int sacred_perm_set(struct sacred_ctrl *ctrl, uint32_t mem_id,
  * @raced: its revokes in which its QP had received a packet sent after
  *	its latest request by the end of the fence (@raced of
  *	&struct sacred_region_info, per process)
+ * @cq_changes: its changePermission requests the instance decided and
+ *	applied in the CQ handler of their receive (those that fence nobody:
+ *	they take nothing from a connected process but the requester)
  */
 struct sacred_peer_info {
 	uint32_t mem_id;
@@ -501,6 +504,7 @@ struct sacred_peer_info {
 	uint64_t connects;
 	uint32_t mrs;
 	uint64_t raced;
+	uint64_t cq_changes;
 };
 
 /**
