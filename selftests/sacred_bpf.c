@@ -237,12 +237,7 @@ TEST_F(bpf, program_refusing_everything_is_heard_with_its_code)
 	EXPECT_EQ(-EPERM, st_ask(f, 1, RW, 0, 0, &res));
 	EXPECT_EQ(SACRED_REFUSE_PROGRAM_BASE + 7, res.reason);
 	EXPECT_EQ(R, res.region.access);
-	do {
-		ret = sacred_monitor_next(mon, &ev, 10000);
-	} while ((!ret || ret == -ENOBUFS) &&
-		 (ev.type != SACRED_EVENT_PERM ||
-		  ev.perm.region_id != f->region ||
-		  ev.perm.mem_id != f->mem.id));
+	ret = st_next_perm_event(mon, f->mem.id, f->region, 1, &ev);
 	sacred_monitor_close(mon);
 	ASSERT_EQ(0, ret);
 	EXPECT_EQ(SACRED_REFUSE_PROGRAM_BASE + 7, ev.perm.reason);
@@ -263,6 +258,35 @@ TEST_F(bpf, unknown_verdict_is_a_refusal)
 	EXPECT_EQ(-EPERM, st_ask(f, 1, RW, 0, 0, &res));
 	EXPECT_EQ(SACRED_REFUSE_PROGRAM_VERDICT, res.reason);
 	EXPECT_EQ(R, res.region.access);
+}
+
+/*
+ * Under a program too, a change that fences nobody is decided in the CQ
+ * handler of its receive - the program runs there - and one that revokes
+ * a connected writer under the mutex, where the program runs once: for a
+ * bpf region that is checked before the program runs.
+ */
+TEST_F(bpf, own_grant_is_decided_in_the_receive_completion)
+{
+	struct st_procs *f = &self->s;
+	struct sacred_perm_result res;
+	uint64_t n;
+
+	region_with(_metadata, self,
+		    const_prog(BPF_PROG_TYPE_SOCKET_FILTER,
+			       SACRED_VERDICT_GRANT_EXCLUSIVE));
+	n = st_cq_changes(f, 1);
+	ASSERT_EQ(0, st_ask(f, 1, RW, 0, 0, &res));
+	EXPECT_EQ(RW, res.region.access);
+	EXPECT_EQ(n + 1, st_cq_changes(f, 1));
+	EXPECT_EQ(0, st_try_write(f, 1, 0, 1));
+
+	n = st_cq_changes(f, 2);
+	ASSERT_EQ(0, st_ask(f, 2, RW, 0, 0, &res));
+	EXPECT_EQ(n, st_cq_changes(f, 2));
+	EXPECT_NE(0, st_try_write(f, 1, 0, 0xbad));
+	EXPECT_EQ(0, st_try_write(f, 2, 0, 2));
+	EXPECT_EQ(2, st_peek(_metadata, f, 0));
 }
 
 struct asker {

@@ -456,32 +456,6 @@ static inline void st_procs_close(struct st_procs *s)
 	sacred_ctrl_close(s->ctrl);
 }
 
-/* Process @pid asks for @access on the region: sacred_change_perm(). */
-static inline int st_ask(struct st_procs *s, int pid, uint32_t access,
-			 uint64_t ballot, uint32_t target,
-			 struct sacred_perm_result *res)
-{
-	struct sacred_perm_req req = {
-		.region_id = s->region,
-		.access = access,
-		.ballot = ballot,
-		.target = target,
-	};
-
-	return sacred_change_perm(s->p[pid], &req, res);
-}
-
-/* Write a word as @pid; on a broken connection, reconnect. */
-static inline int st_try_write(struct st_procs *s, int pid, uint64_t off,
-			       uint64_t v)
-{
-	int ret = sacred_write(s->p[pid], s->region, off, &v, sizeof(v));
-
-	if (ret == -EACCES || ret == -ECONNRESET)
-		sacred_conn_reconnect(s->p[pid]);
-	return ret;
-}
-
 /* A process to look up among an instance's peers, and where to put it. */
 struct st_peer_query {
 	uint32_t pid;
@@ -509,6 +483,69 @@ static inline int st_peer_of(struct sacred_ctrl *ctrl, uint32_t mem_id,
 	struct st_peer_query q = { .pid = pid, .p = p };
 
 	return sacred_peer_list(ctrl, mem_id, st_peer_match, &q);
+}
+
+/*
+ * PEER_CQ_CHANGES of process @pid: its changes the instance answered in
+ * their receive completion; UINT64_MAX if it is unknown. Also a barrier:
+ * the dump takes the instance's mutex, so every request answered under it
+ * before (whose reply may have come before the mutex was dropped) is
+ * finished, and the next change finds the mutex free unless something
+ * else takes it.
+ */
+static inline uint64_t st_cq_changes(struct st_procs *s, uint32_t pid)
+{
+	struct sacred_peer_info p = {};
+
+	if (st_peer_of(s->ctrl, s->mem.id, pid, &p) || p.process_id != pid)
+		return UINT64_MAX;
+	return p.cq_changes;
+}
+
+/*
+ * The next PERM event about region @mem_id/@region_id from process @pid,
+ * within 10 s each: 0, or the error of sacred_monitor_next().
+ */
+static inline int st_next_perm_event(struct sacred_monitor *mon,
+				     uint32_t mem_id, uint32_t region_id,
+				     uint32_t pid, struct sacred_event *ev)
+{
+	int ret;
+
+	do {
+		ret = sacred_monitor_next(mon, ev, 10000);
+	} while ((!ret || ret == -ENOBUFS) &&
+		 (ev->type != SACRED_EVENT_PERM ||
+		  ev->perm.mem_id != mem_id ||
+		  ev->perm.region_id != region_id ||
+		  ev->perm.process_id != pid));
+	return ret;
+}
+
+/* Process @pid asks for @access on the region: sacred_change_perm(). */
+static inline int st_ask(struct st_procs *s, int pid, uint32_t access,
+			 uint64_t ballot, uint32_t target,
+			 struct sacred_perm_result *res)
+{
+	struct sacred_perm_req req = {
+		.region_id = s->region,
+		.access = access,
+		.ballot = ballot,
+		.target = target,
+	};
+
+	return sacred_change_perm(s->p[pid], &req, res);
+}
+
+/* Write a word as @pid; on a broken connection, reconnect. */
+static inline int st_try_write(struct st_procs *s, int pid, uint64_t off,
+			       uint64_t v)
+{
+	int ret = sacred_write(s->p[pid], s->region, off, &v, sizeof(v));
+
+	if (ret == -EACCES || ret == -ECONNRESET)
+		sacred_conn_reconnect(s->p[pid]);
+	return ret;
 }
 
 /* The word at @off as process 3, the reader, reads it. */

@@ -304,6 +304,18 @@ static int wait_released(FIXTURE_DATA(wire) *self, uint32_t pid,
 	return 0;
 }
 
+/* A 4 KiB region under @policy with @n entries of @acl, into @ri. */
+static int region_with_acl(FIXTURE_DATA(wire) *self, uint8_t policy,
+			   const struct sacred_acl_entry *acl, unsigned int n,
+			   struct sacred_region_info *ri)
+{
+	int ret = sacred_region_new(self->ctrl, self->mem.id,
+				    SACRED_REGION_ID_ANY, 4096, policy, ri);
+
+	return ret ?: sacred_region_set_acl(self->ctrl, self->mem.id, ri->id,
+					    acl, n);
+}
+
 TEST_F(wire, well_formed_attach_is_answered)
 {
 	struct sacred_wire_req req = attach_req(self->region, 42);
@@ -660,11 +672,8 @@ TEST_F(wire, requests_naming_other_processes_change_nothing)
 	unsigned int n;
 	uint64_t ballot;
 
-	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
-				       SACRED_REGION_ID_ANY, 4096,
-				       SACRED_POLICY_REVOKE_ONLY, &ri));
-	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id, ri.id,
-					   acl, 1));
+	ASSERT_EQ(0, region_with_acl(self, SACRED_POLICY_REVOKE_ONLY,
+				     acl, 1, &ri));
 
 	ASSERT_EQ(0, raw_connect_ok(self, 99));
 	req = attach_req(ri.id, 1);
@@ -1349,11 +1358,8 @@ TEST_F(wire, change_that_fails_says_so_in_its_event)
 	uint64_t ballot;
 	int ret;
 
-	ASSERT_EQ(0, sacred_region_new(self->ctrl, self->mem.id,
-				       SACRED_REGION_ID_ANY, 4096,
-				       SACRED_POLICY_FENCED, &ri));
-	ASSERT_EQ(0, sacred_region_set_acl(self->ctrl, self->mem.id, ri.id,
-					   acl, 1));
+	ASSERT_EQ(0, region_with_acl(self, SACRED_POLICY_FENCED,
+				     acl, 1, &ri));
 	ASSERT_EQ(0, sacred_monitor_open(&mon));
 	ASSERT_EQ(0, stuck_reply(self));
 	req = attach_req(ri.id, 2);
@@ -1362,16 +1368,11 @@ TEST_F(wire, change_that_fails_says_so_in_its_event)
 	req.ballot = htole64(1);
 	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
 
-	do {
-		ret = sacred_monitor_next(mon, &ev, 10000);
-	} while ((!ret || ret == -ENOBUFS) &&
-		 (ev.type != SACRED_EVENT_PERM || ev.perm.region_id != ri.id ||
-		  ev.perm.mem_id != self->mem.id));
+	ret = st_next_perm_event(mon, self->mem.id, ri.id, 7, &ev);
 	sacred_monitor_close(mon);
 	ASSERT_EQ(0, ret);
 	TH_LOG("event: reason %u, error %d (%s), epoch %u", ev.perm.reason,
 	       ev.perm.error, strerror(-ev.perm.error), ev.perm.epoch);
-	EXPECT_EQ(7, ev.perm.process_id);
 	EXPECT_EQ(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE, ev.perm.access);
 	EXPECT_EQ(1, ev.perm.ballot);
 	EXPECT_EQ(SACRED_REFUSE_NONE, ev.perm.reason);
@@ -1383,6 +1384,166 @@ TEST_F(wire, change_that_fails_says_so_in_its_event)
 	ASSERT_EQ(1, n);
 	/* Granted nothing: it holds what it held, read (the initial). */
 	EXPECT_EQ(SACRED_ACCESS_READ, acl[0].access_cur);
+}
+
+/*
+ * The same in the fast path. Process 7 holds read on an exclusive-writer
+ * region where nobody writes, so the instance decides its request for
+ * write in the request's receive completion and posts the registration
+ * there - behind a reply of its that is stuck: its one receive buffer took
+ * its attach's reply. The registration cannot complete; the next holder of
+ * the instance's lock (a netlink dump) waits SACRED_WR_TIMEOUT_MS for it,
+ * fences the connection - on rxe 6.12 the stuck reply may end it first -
+ * and repairs the grant: the event says the change failed, the process
+ * holds read as before, and it comes back with read and a fresh key.
+ */
+TEST_F(wire, fast_change_that_fails_is_repaired)
+{
+	struct sacred_wire_conn_req creq = {
+		.version = htole16(SACRED_WIRE_VERSION),
+		.process_id = htole32(7),
+	};
+	struct sacred_acl_entry acl[2] = {
+		{ .process_id = 7,
+		  .access = SACRED_ACCESS_READ | SACRED_ACCESS_WRITE },
+	};
+	struct sacred_peer_info p7 = {};
+	struct sacred_wire_reply rep;
+	struct sacred_monitor *mon;
+	struct sacred_region_info ri;
+	struct sacred_wire_req req;
+	struct sacred_event ev;
+	struct ibv_wc wc;
+	unsigned int n;
+	uint64_t ballot;
+	uint32_t rkey;
+	int ret;
+
+	ASSERT_EQ(0, region_with_acl(self, SACRED_POLICY_EXCLUSIVE_WRITER,
+				     acl, 1, &ri));
+	ASSERT_EQ(0, sacred_monitor_open(&mon));
+	ASSERT_EQ(0, raw_connect_rnr(self, &creq, sizeof(creq), 1, 6));
+	req = attach_req(ri.id, 1);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	ASSERT_EQ(1, rdma_get_recv_comp(self->raw.id, &wc));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	memcpy(&rep, (void *)(uintptr_t)wc.wr_id, sizeof(rep));
+	ASSERT_EQ(SACRED_ST_OK, le32toh(rep.status));
+	rkey = le32toh(rep.rkey);
+	/* No buffer for this reply, and the change's registration behind. */
+	req = attach_req(ri.id, 2);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	req = attach_req(ri.id, 3);
+	req.hdr.op = htole16(SACRED_OP_PERM);
+	req.access = htole32(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	/*
+	 * Received (acknowledged) now, and decided in softirq at once;
+	 * were the dump below to take the lock first, the change would go
+	 * to the slow path, and cq_changes say so.
+	 */
+	usleep(200000);
+
+	memset(acl, 0, sizeof(acl));
+	ASSERT_EQ(0, sacred_region_get_acl(self->ctrl, self->mem.id, ri.id,
+					   acl, 2, &n, &ballot));
+	ASSERT_EQ(1, n);
+	/* Granted nothing: it holds what it held, read. */
+	EXPECT_EQ(SACRED_ACCESS_READ, acl[0].access_cur);
+
+	ret = st_next_perm_event(mon, self->mem.id, ri.id, 7, &ev);
+	sacred_monitor_close(mon);
+	ASSERT_EQ(0, ret);
+	TH_LOG("event: reason %u, error %d (%s), epoch %u", ev.perm.reason,
+	       ev.perm.error, strerror(-ev.perm.error), ev.perm.epoch);
+	EXPECT_EQ(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE, ev.perm.access);
+	EXPECT_EQ(SACRED_REFUSE_NONE, ev.perm.reason);
+	EXPECT_GT(0, ev.perm.error);
+
+	ASSERT_EQ(0, peer_of(self, 7, &p7));
+	EXPECT_EQ(1, p7.cq_changes);
+	EXPECT_EQ(0, p7.connected);
+
+	/* It comes back and holds read, under a key it never held. */
+	ASSERT_EQ(0, raw_reconnect(self, 7));
+	req = attach_req(ri.id, 4);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	ASSERT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+	EXPECT_EQ(SACRED_ACCESS_READ, le32toh(rep.access));
+	EXPECT_NE(0, le32toh(rep.rkey));
+	EXPECT_NE(rkey, le32toh(rep.rkey));
+}
+
+/*
+ * A revoke of a process with no connection fences nobody: the instance
+ * decides and applies it in the CQ handler of the request, and replaces
+ * the loser's MR before the loser can have a queue pair again. Process 8
+ * takes write, writes and leaves; process 9 takes write; 8's old key, on
+ * its next connection, is refused, and it holds read under a new one.
+ */
+TEST_F(wire, revoke_of_a_process_with_no_connection_kills_its_key)
+{
+	struct sacred_acl_entry acl[2] = {
+		{ .process_id = 8,
+		  .access = SACRED_ACCESS_READ | SACRED_ACCESS_WRITE },
+		{ .process_id = 9,
+		  .access = SACRED_ACCESS_READ | SACRED_ACCESS_WRITE },
+	};
+	struct sacred_conn_attr ca = {
+		.addr = (struct sockaddr *)&self->mem.addr,
+		.process_id = 9,
+	};
+	struct sacred_perm_req preq = {
+		.access = SACRED_ACCESS_READ | SACRED_ACCESS_WRITE,
+	};
+	struct sacred_peer_info p8 = { .connected = 1 }, p9 = {};
+	uint64_t good = 0x600d, bad = 0xbad, back = 0, n9;
+	struct sacred_perm_result res;
+	struct sacred_region_info ri;
+	struct sacred_wire_reply rep;
+	struct sacred_wire_req req;
+	struct sacred_conn *w;
+	uint32_t old;
+
+	ASSERT_EQ(0, region_with_acl(self, SACRED_POLICY_EXCLUSIVE_WRITER,
+				     acl, 2, &ri));
+	ASSERT_EQ(0, raw_connect_ok(self, 8));
+	req = attach_req(ri.id, 1);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	ASSERT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+	req = attach_req(ri.id, 2);
+	req.hdr.op = htole16(SACRED_OP_PERM);
+	req.access = htole32(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	ASSERT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+	old = le32toh(rep.rkey);
+	ASSERT_EQ(0, raw_write(&self->raw, old, &good, sizeof(good)));
+	raw_close(&self->raw);
+	ASSERT_EQ(0, wait_released(self, 8, &p8, now_s() + 10.0));
+	ASSERT_EQ(0, p8.connected);
+
+	ASSERT_EQ(0, sacred_conn_create(&ca, &w));
+	ASSERT_EQ(0, sacred_attach(w, ri.id, NULL));
+	ASSERT_EQ(0, peer_of(self, 9, &p9));	/* and a barrier */
+	n9 = p9.cq_changes;
+	preq.region_id = ri.id;
+	ASSERT_EQ(0, sacred_change_perm(w, &preq, &res));
+	EXPECT_EQ(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE, res.region.access);
+	ASSERT_EQ(0, peer_of(self, 9, &p9));
+	EXPECT_EQ(n9 + 1, p9.cq_changes);
+
+	/* 8 comes back: its old key is dead, it holds read. */
+	ASSERT_EQ(0, raw_reconnect(self, 8));
+	EXPECT_EQ(-EIO, raw_write(&self->raw, old, &bad, sizeof(bad)));
+	ASSERT_EQ(0, raw_reconnect(self, 8));
+	req = attach_req(ri.id, 3);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	ASSERT_EQ(SACRED_ST_OK, raw_reply(&self->raw, &rep));
+	EXPECT_EQ(SACRED_ACCESS_READ, le32toh(rep.access));
+	EXPECT_NE(old, le32toh(rep.rkey));
+	ASSERT_EQ(0, sacred_read(w, ri.id, 0, &back, sizeof(back)));
+	EXPECT_EQ(good, back);
+	sacred_conn_destroy(w);
 }
 
 /*
