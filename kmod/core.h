@@ -56,10 +56,11 @@
  *	excludes every holder of mem->lock. So what a change decides and
  *	applies - ACL entries, a region's epoch, ballot and writer count, a
  *	grant's access and key, a peer's counters - is written under
- *	either, and read under either. A registration the fast path posted
- *	completes after the lock is dropped: its completion handler takes
- *	mem->fast_lock, and whoever takes mem->lock waits for it
- *	(sacred_perm_sync()) before touching a grant or an ACL.
+ *	either, and read under either. A work request the fast path posted
+ *	for a change completes after the lock is dropped: its completion
+ *	handler takes mem->fast_lock, and whoever takes mem->lock waits for
+ *	it, and replaces the MRs the fast path left (sacred_perm_sync()),
+ *	before touching a grant, an MR or an ACL.
  * Completion handlers and rdma_cm event handlers take no mutex: they
  * answer what the fast path may, and queue the rest as work. An
  * instance's connect requests are answered in order by
