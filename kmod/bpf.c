@@ -30,11 +30,11 @@
  *   - the kernel runs such programs in softirq (a socket's receive) and
  *     from process context (sk_filter() on a send), with rcu_read_lock()
  *     and migration off: the module runs it in both - in a request's
- *     receive completion when perm.c's fast path decides, else under
+ *     receive completion when perm.c's CQ path decides, else under
  *     mem->lock - and reads the return value as the verdict
  *     (include/uapi/linux/sacred.h);
  *   - the context is written straight into the skb's one buffer, which
- *     only decisions touch, under mem->lock or mem->fast_lock, which
+ *     only decisions touch, under mem->lock or mem->cq_lock, which
  *     exclude each other (core.h): no copy per request.
  *
  * Loading a program needs the rights the kernel asks for (CAP_BPF for
@@ -43,13 +43,13 @@
  *
  * Lifetime: region->prog holds a reference to the program
  * (bpf_prog_get_type()). It is replaced only under mem->lock, which
- * excludes the fast path too, and every decision runs under mem->lock or
- * mem->fast_lock, so a request is decided wholly by the old program or
+ * excludes the CQ path too, and every decision runs under mem->lock or
+ * mem->cq_lock, so a request is decided wholly by the old program or
  * wholly by the new one; the replaced one is released after the lock is
  * dropped. Deleting the region (or the instance, or unloading the module)
  * releases it too.
  *
- * Context: sacred_bpf_decide() runs under mem->lock or mem->fast_lock.
+ * Context: sacred_bpf_decide() runs under mem->lock or mem->cq_lock.
  */
 #include <linux/bpf.h>
 #include <linux/filter.h>
@@ -212,7 +212,7 @@ static u32 sacred_bpf_run(struct sacred_region *region,
  * as the built-in policies do. Grants stay within each member's ACL
  * maximum whatever the program says.
  *
- * Context: mem->lock held, or mem->fast_lock (perm.c's fast path, in
+ * Context: mem->lock held, or mem->cq_lock (perm.c's CQ path, in
  * softirq).
  * Return: 0, or an &enum sacred_refuse_reason (a program's own reason is
  * %SACRED_REFUSE_PROGRAM_BASE plus its code).
@@ -225,7 +225,7 @@ u32 sacred_bpf_decide(struct sacred_region *region,
 	u32 verdict;
 
 	lockdep_assert(lockdep_is_held(&region->mem->lock) ||
-		       lockdep_is_held(&region->mem->fast_lock));
+		       lockdep_is_held(&region->mem->cq_lock));
 	if (WARN_ON_ONCE(!region->prog))
 		return SACRED_REFUSE_PROGRAM_VERDICT;
 

@@ -47,22 +47,22 @@
  *	permissions (ACLs, grants, MRs, fences) and the peer table. Request
  *	work items take it; netlink takes it inside sacred_lock. Always
  *	through sacred_mem_lock() and sacred_mem_unlock(), which say so in
- *	@mem->slow_held;
- *   mem->fast_lock - a spinlock per instance, the only lock of the fast
+ *	@mem->lock_held;
+ *   mem->cq_lock - a spinlock per instance, the only lock of the CQ
  *	path: a request answered in its receive completion (request.c) when
  *	it needs no sleeping step, taken only while nobody holds mem->lock
- *	(sacred_mem_fast_begin()). Whoever holds mem->lock excludes the
- *	fast path; whoever holds mem->fast_lock with !@mem->slow_held
+ *	(sacred_mem_cq_begin()). Whoever holds mem->lock excludes the
+ *	CQ path; whoever holds mem->cq_lock with !@mem->lock_held
  *	excludes every holder of mem->lock. So what a change decides and
  *	applies - ACL entries, a region's epoch, ballot and writer count, a
  *	grant's access and key, a peer's counters - is written under
- *	either, and read under either. A work request the fast path posted
+ *	either, and read under either. A work request the CQ path posted
  *	for a change completes after the lock is dropped: its completion
- *	handler takes mem->fast_lock, and whoever takes mem->lock waits for
- *	it, and replaces the MRs the fast path left (sacred_perm_sync()),
+ *	handler takes mem->cq_lock, and whoever takes mem->lock waits for
+ *	it, and replaces the MRs the CQ path left (sacred_perm_sync()),
  *	before touching a grant, an MR or an ACL.
  * Completion handlers and rdma_cm event handlers take no mutex: they
- * answer what the fast path may, and queue the rest as work. An
+ * answer what the CQ path may, and queue the rest as work. An
  * instance's connect requests are answered in order by
  * one work item of its own (request.c), each under mem->lock and then the
  * new id's handler lock, so a fence holding mem->lock - waiting for a
@@ -159,14 +159,14 @@ struct sacred_auth {
  * @auth: HMAC transforms of the master key (auth.c); none when
  *	@auth.master is NULL
  * @lock: see the locking rules above
- * @fast_lock: see the locking rules above
- * @slow_held: @lock is held (under @fast_lock)
- * @fast_wrs: work requests the fast path posted for changes that have
- *	not completed (under @fast_lock; perm.c)
- * @fast_repairs: grants whose MR sacred_perm_sync() must replace: a
+ * @cq_lock: see the locking rules above
+ * @lock_held: @lock is held (under @cq_lock)
+ * @cq_wrs: work requests the CQ path posted for changes that have
+ *	not completed (under @cq_lock; perm.c)
+ * @cq_repairs: grants whose MR sacred_perm_sync() must replace: a
  *	failed work request's, a loser's with no connection (under
- *	@fast_lock; perm.c)
- * @fast_wq: woken when @fast_wrs drops to 0
+ *	@cq_lock; perm.c)
+ * @cq_wq: woken when @cq_wrs drops to 0
  * @peers: processes known to the instance, by process id (under @lock)
  * @nr_peers: entries in @peers (under @lock; at most SACRED_MAX_PEERS)
  * @fenced: fenced connections whose release is deferred (ep.c; under
@@ -198,11 +198,11 @@ struct sacred_mem {
 	u32 nr_regions;
 	struct sacred_auth auth;
 	struct mutex lock;	/* see "Locking" above */
-	spinlock_t fast_lock;	/* see "Locking" above */
-	bool slow_held;
-	unsigned int fast_wrs;
-	struct list_head fast_repairs;
-	wait_queue_head_t fast_wq;
+	spinlock_t cq_lock;	/* see "Locking" above */
+	bool lock_held;
+	unsigned int cq_wrs;
+	struct list_head cq_repairs;
+	wait_queue_head_t cq_wq;
 	struct xarray peers;
 	u32 nr_peers;
 	struct list_head fenced;
@@ -217,7 +217,7 @@ struct sacred_mem {
 };
 
 /**
- * sacred_mem_lock() - take an instance's mutex, and keep the fast path out
+ * sacred_mem_lock() - take an instance's mutex, and keep the CQ path out
  * @mem: the instance
  *
  * Context: process context; sleeps.
@@ -225,9 +225,9 @@ struct sacred_mem {
 static inline void sacred_mem_lock(struct sacred_mem *mem)
 {
 	mutex_lock(&mem->lock);
-	spin_lock_bh(&mem->fast_lock);
-	mem->slow_held = true;
-	spin_unlock_bh(&mem->fast_lock);
+	spin_lock_bh(&mem->cq_lock);
+	mem->lock_held = true;
+	spin_unlock_bh(&mem->cq_lock);
 }
 
 /**
@@ -236,32 +236,32 @@ static inline void sacred_mem_lock(struct sacred_mem *mem)
  */
 static inline void sacred_mem_unlock(struct sacred_mem *mem)
 {
-	spin_lock_bh(&mem->fast_lock);
-	mem->slow_held = false;
-	spin_unlock_bh(&mem->fast_lock);
+	spin_lock_bh(&mem->cq_lock);
+	mem->lock_held = false;
+	spin_unlock_bh(&mem->cq_lock);
 	mutex_unlock(&mem->lock);
 }
 
 /**
- * sacred_mem_fast_begin() - enter the fast path, if mem->lock is free
+ * sacred_mem_cq_begin() - enter the CQ path, if mem->lock is free
  * @mem: the instance
  *
  * Context: softirq (a CQ's completion handler).
- * Return: true with @mem->fast_lock held: nothing the fast path reads
- * changes until sacred_mem_fast_end(); false if mem->lock is held.
+ * Return: true with @mem->cq_lock held: nothing the CQ path reads
+ * changes until sacred_mem_cq_end(); false if mem->lock is held.
  */
-static inline bool sacred_mem_fast_begin(struct sacred_mem *mem)
+static inline bool sacred_mem_cq_begin(struct sacred_mem *mem)
 {
-	spin_lock(&mem->fast_lock);
-	if (!mem->slow_held)
+	spin_lock(&mem->cq_lock);
+	if (!mem->lock_held)
 		return true;
-	spin_unlock(&mem->fast_lock);
+	spin_unlock(&mem->cq_lock);
 	return false;
 }
 
-static inline void sacred_mem_fast_end(struct sacred_mem *mem)
+static inline void sacred_mem_cq_end(struct sacred_mem *mem)
 {
-	spin_unlock(&mem->fast_lock);
+	spin_unlock(&mem->cq_lock);
 }
 
 /*
@@ -401,11 +401,11 @@ struct sacred_perm_event {
  * @last_counter: highest proof counter accepted (instances with a key)
  * @raced: its revokes counted in the region's @raced
  * @cq_changes: its changes decided and applied in their receive
- *	completion (perm.c's fast path)
- * @fast_grant: its grant whose work request from the fast path has not
+ *	completion (perm.c's CQ path)
+ * @cq_grant: its grant whose work request from the CQ path has not
  *	completed, or failed and is not repaired yet; NULL if none: at most
  *	one per peer, so its send queue has room for it (under
- *	@mem->fast_lock)
+ *	@mem->cq_lock)
  * @unrevoked: the device failed to deregister one of its MRs, whose key
  *	may still be valid: its connection was fenced, it is refused from
  *	then on, and @pd is never freed (the MR holds it)
@@ -424,7 +424,7 @@ struct sacred_peer {
 	u64 last_counter;
 	u64 raced;
 	u64 cq_changes;
-	struct sacred_grant *fast_grant;
+	struct sacred_grant *cq_grant;
 	bool unrevoked;
 };
 
@@ -440,13 +440,13 @@ struct sacred_peer {
  * @regs: registrations since @mr was allocated; the key's low byte
  *	advances by one with each, so no key repeats within 255; while 0,
  *	@mr has no page list yet (perm.c maps the region into it once)
- * @fast_cqe: completion of the work request the fast path posted for a
+ * @cq_wr_cqe: completion of the work request the CQ path posted for a
  *	change of this grant's process (registration or invalidation)
- * @fast_old_cur: what the ACL entry held before that change
- * @fast_failed: that work request failed: @mr's state is unknown and the
+ * @cq_old_cur: what the ACL entry held before that change
+ * @cq_failed: that work request failed: @mr's state is unknown and the
  *	ACL entry's @cur too wide until sacred_perm_sync() repairs both
- * @fast_link: entry in @mem->fast_repairs, or empty
- * @fast_ev: that change's event, raised when the work request completes
+ * @cq_link: entry in @mem->cq_repairs, or empty
+ * @cq_ev: that change's event, raised when the work request completes
  */
 struct sacred_grant {
 	struct sacred_peer *peer;
@@ -454,11 +454,11 @@ struct sacred_grant {
 	struct ib_mr *mr;
 	u32 access;
 	u32 regs;
-	struct ib_cqe fast_cqe;
-	u32 fast_old_cur;
-	bool fast_failed;
-	struct list_head fast_link;
-	struct sacred_perm_event fast_ev;
+	struct ib_cqe cq_wr_cqe;
+	u32 cq_old_cur;
+	bool cq_failed;
+	struct list_head cq_link;
+	struct sacred_perm_event cq_ev;
 };
 
 /* Live-object counters: every one must be zero after module exit. */

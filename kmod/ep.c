@@ -17,7 +17,7 @@
  * Request life, on the endpoint's side:
  *
  *   recv_done()   (CQ context) if no earlier request waits, offer it to
- *                 ops->fast() (request.c), which answers there what needs
+ *                 ops->in_cq() (request.c), which answers there what needs
  *                 no sleeping step - the reply posted from the completion
  *                 handler; else, or
  *                 if it declines, queue the buffer on ep->pending and kick
@@ -154,7 +154,7 @@ struct sacred_slot {
  * @lock: protects @pending and @working
  * @pending: slots holding requests not yet handled, in arrival order
  * @working: @work has taken a request off @pending and not yet found it
- *	empty: a new request goes behind it, never to ops->fast()
+ *	empty: a new request goes behind it, never to ops->in_cq()
  * @work: handles @pending
  * @release_work: tears the connection down
  * @release_timer: queues @release_work a little after a fence
@@ -331,7 +331,7 @@ bool sacred_ep_raced(struct sacred_ep *ep)
  * sacred_ep_usable() - may work requests still be posted on @ep?
  * @ep: the endpoint, or NULL
  *
- * Context: mem->lock or mem->fast_lock held.
+ * Context: mem->lock or mem->cq_lock held.
  * Return: true if @ep is neither fenced nor dead.
  */
 bool sacred_ep_usable(struct sacred_ep *ep)
@@ -434,8 +434,8 @@ static void sacred_ep_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 					   ep->dma + sacred_rx_off(slot->index),
 					   SACRED_WIRE_MSG_MAX,
 					   DMA_FROM_DEVICE);
-		if (ep->ops->fast(ep, slot->index,
-				  (void *)(ep->buf + sacred_rx_off(slot->index)),
+		if (ep->ops->in_cq(ep, slot->index,
+				   (void *)(ep->buf + sacred_rx_off(slot->index)),
 				  slot->len,
 				  (void *)(ep->buf + sacred_tx_off(slot->index))))
 			return;
@@ -627,20 +627,21 @@ void sacred_ep_reply(struct sacred_ep *ep, unsigned int slot)
 }
 
 /**
- * sacred_ep_reply_fast() - send a reply from a receive completion
+ * sacred_ep_reply_cq() - send a reply from a receive completion
  * @ep: the endpoint, usable (sacred_ep_usable())
  * @slot: the slot the request came in
  *
  * As sacred_ep_reply(), without the PSN sample: a QP query, which a device
- * may answer only in process context, and which measured a sixth of a
- * fast attach on rxe when left to a work item. The receive buffer reposted
- * with the reply takes the floor instead (sacred_ep_post_recv()).
+ * may answer only in process context, and which measured a sixth of an
+ * attach answered on the CQ path on rxe when left to a work item. The
+ * receive buffer reposted with the reply takes the floor instead
+ * (sacred_ep_post_recv()).
  *
- * Context: softirq, mem->fast_lock held (sacred_mem_fast_begin()).
+ * Context: softirq, mem->cq_lock held (sacred_mem_cq_begin()).
  */
-void sacred_ep_reply_fast(struct sacred_ep *ep, unsigned int slot)
+void sacred_ep_reply_cq(struct sacred_ep *ep, unsigned int slot)
 {
-	lockdep_assert_held(&ep->peer->mem->fast_lock);
+	lockdep_assert_held(&ep->peer->mem->cq_lock);
 	if (sacred_ep_post_reply(ep, &ep->slot[slot]))
 		sacred_ep_release(ep);
 }

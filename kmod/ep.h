@@ -20,10 +20,10 @@ struct sacred_ep;
 
 /**
  * struct sacred_ep_ops - what an endpoint's owner does with its requests
- * @fast: answer the request in a slot's receive buffer right in its
+ * @in_cq: answer the request in a slot's receive buffer right in its
  *	receive completion (softirq), building the reply in its send
  *	buffer (@rep, uninitialised) and sending it with
- *	sacred_ep_reply_fast(); return false to leave it to @recv. Called
+ *	sacred_ep_reply_cq(); return false to leave it to @recv. Called
  *	only when no earlier request of the endpoint waits for @recv.
  * @recv: handle the request in a slot's receive buffer and build the
  *	reply in its send buffer (@rep, uninitialised), then send it with
@@ -32,8 +32,8 @@ struct sacred_ep;
  *	order; takes mem->lock itself.
  */
 struct sacred_ep_ops {
-	bool (*fast)(struct sacred_ep *ep, unsigned int slot,
-		     const struct sacred_wire_req *req, u32 len,
+	bool (*in_cq)(struct sacred_ep *ep, unsigned int slot,
+		      const struct sacred_wire_req *req, u32 len,
 		     struct sacred_wire_reply *rep);
 	void (*recv)(struct sacred_ep *ep, unsigned int slot,
 		     const struct sacred_wire_req *req, u32 len,
@@ -51,7 +51,7 @@ struct ib_qp *sacred_ep_qp(struct sacred_ep *ep);
 bool sacred_ep_usable(struct sacred_ep *ep);
 int sacred_ep_post_send(struct sacred_ep *ep, const struct ib_send_wr *wr);
 void sacred_ep_reply(struct sacred_ep *ep, unsigned int slot);
-void sacred_ep_reply_fast(struct sacred_ep *ep, unsigned int slot);
+void sacred_ep_reply_cq(struct sacred_ep *ep, unsigned int slot);
 void sacred_ep_probe(struct sacred_ep *ep);
 bool sacred_ep_probing(struct sacred_ep *ep);
 void sacred_ep_fence(struct sacred_ep *ep);

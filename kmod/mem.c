@@ -186,9 +186,9 @@ int sacred_mem_create(struct sacred_dev *sdev, u32 port, u32 id,
 	mem->mem_cap = mem_cap;
 	sacred_mem_charge(mem, sizeof(*mem));
 	mutex_init(&mem->lock);
-	spin_lock_init(&mem->fast_lock);
-	init_waitqueue_head(&mem->fast_wq);
-	INIT_LIST_HEAD(&mem->fast_repairs);
+	spin_lock_init(&mem->cq_lock);
+	init_waitqueue_head(&mem->cq_wq);
+	INIT_LIST_HEAD(&mem->cq_repairs);
 	xa_init_flags(&mem->regions, XA_FLAGS_ALLOC);
 	xa_init(&mem->peers);
 	INIT_LIST_HEAD(&mem->fenced);

@@ -63,10 +63,10 @@ void sacred_notify_region(struct sacred_region *region, u8 cmd)
  * sacred_notify_perm() - raise the event of a decided changePermission
  * @region: the region
  * @ev: the change, its decision and its outcome
- * @gfp: GFP_KERNEL under mem->lock, GFP_ATOMIC from the fast path
+ * @gfp: GFP_KERNEL under mem->lock, GFP_ATOMIC from the CQ path
  *
- * Context: mem->lock held, or softirq (perm.c's fast path: under
- * mem->fast_lock, or in a registration's completion).
+ * Context: mem->lock held, or softirq (perm.c's CQ path: under
+ * mem->cq_lock, or in a registration's completion).
  */
 void sacred_notify_perm(struct sacred_region *region,
 			const struct sacred_perm_event *ev, gfp_t gfp)

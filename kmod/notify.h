@@ -24,7 +24,7 @@ struct sacred_perm_event;
  *	%SACRED_CMD_MEM_* command); sacred_lock held
  * @region: the same for a region (%SACRED_CMD_REGION_*); sacred_lock held
  * @perm: a changePermission was decided (and, unless @ev->err says
- *	otherwise, applied); under mem->lock, or from the fast path
+ *	otherwise, applied); under mem->lock, or from the CQ path
  *	(softirq: @gfp is GFP_ATOMIC then)
  */
 struct sacred_notify_ops {

@@ -83,10 +83,10 @@
  * ----------------------------------
  * A change that fences nobody - it takes nothing from a connected process
  * but its requester - is decided and applied in its request's receive
- * completion, under mem->fast_lock (sacred_perm_change_fast()): the
+ * completion, under mem->cq_lock (sacred_perm_change_cq()): the
  * requester's registration (or invalidation) and its reply are posted
- * there, in the slow path's order, the work request's completion
- * (sacred_grant_fast_done()) finishes it, and a loser with no connection
+ * there, in the work path's order, the work request's completion
+ * (sacred_grant_cq_done()) finishes it, and a loser with no connection
  * has its MR replaced before it can have a QP again. Whoever takes
  * mem->lock to touch a grant, an MR or an ACL first waits for those work
  * requests and replaces the MRs left (sacred_perm_sync()), so the rules
@@ -96,9 +96,9 @@
  * Every decided change is announced (notify.h); sacred_perm_fill() says
  * what its netlink event carries.
  *
- * Context: under mem->lock, and may sleep - but sacred_perm_change_fast(),
- * sacred_perm_change_fast_end() (softirq, mem->fast_lock) and
- * sacred_grant_fast_done() (CQ context).
+ * Context: under mem->lock, and may sleep - but sacred_perm_change_cq(),
+ * sacred_perm_change_cq_end() (softirq, mem->cq_lock) and
+ * sacred_grant_cq_done() (CQ context).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -267,7 +267,7 @@ static int sacred_grant_post_inv(struct sacred_grant *grant,
  * Post the registration of @grant's MR for @access on @ep, signaled to
  * @cqe: one chain, LOCAL_INV first if the MR is VALID, then REG_MR with
  * the next key. Sleeps only when the MR must be replaced first (its key
- * space used up) or mapped (its first registration): the fast path
+ * space used up) or mapped (its first registration): the CQ path
  * never asks for either.
  */
 static int sacred_grant_post_reg(struct sacred_grant *grant,
@@ -368,7 +368,7 @@ static struct sacred_grant *sacred_grant_get(struct sacred_peer *peer,
 		return ERR_PTR(-ENOMEM);
 	grant->peer = peer;
 	grant->region = region;
-	INIT_LIST_HEAD(&grant->fast_link);
+	INIT_LIST_HEAD(&grant->cq_link);
 	ret = sacred_grant_alloc_mr(grant);
 	if (ret)
 		goto err_free;
@@ -653,18 +653,18 @@ void sacred_perm_change_end(struct sacred_switch *sw)
 }
 
 /* Put @grant on the instance's list of grants sacred_perm_sync() repairs. */
-static void sacred_grant_fast_repair_later(struct sacred_grant *grant)
+static void sacred_grant_cq_repair_later(struct sacred_grant *grant)
 {
 	struct sacred_mem *mem = grant->peer->mem;
 
-	lockdep_assert_held(&mem->fast_lock);
-	grant->access = 0;	/* no fast answer uses its key again */
-	if (list_empty(&grant->fast_link))
-		list_add_tail(&grant->fast_link, &mem->fast_repairs);
+	lockdep_assert_held(&mem->cq_lock);
+	grant->access = 0;	/* no answer on the CQ path uses its key again */
+	if (list_empty(&grant->cq_link))
+		list_add_tail(&grant->cq_link, &mem->cq_repairs);
 }
 
 /*
- * The completion of the work request the fast path posted for a change
+ * The completion of the work request the CQ path posted for a change
  * (its requester's registration, or the invalidation of its key):
  * announce the change - with the error, if it failed - and let the grant
  * go. A failed one broke the QP, which flushed the reply behind it: the
@@ -672,98 +672,98 @@ static void sacred_grant_fast_repair_later(struct sacred_grant *grant)
  *
  * Context: CQ context (softirq, or the poller with bottom halves off).
  */
-static void sacred_grant_fast_done(struct ib_cq *cq, struct ib_wc *wc)
+static void sacred_grant_cq_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sacred_grant *grant = container_of(wc->wr_cqe,
 						  struct sacred_grant,
-						  fast_cqe);
+						  cq_wr_cqe);
 	struct sacred_peer *peer = grant->peer;
 	struct sacred_mem *mem = peer->mem;
 	bool failed = wc->status != IB_WC_SUCCESS;
 
 	/*
-	 * Before @mem->fast_wrs drops: until then whoever holds mem->lock
+	 * Before @mem->cq_wrs drops: until then whoever holds mem->lock
 	 * waits (sacred_perm_sync()), so the region and the grant stay.
 	 */
 	if (failed)
-		grant->fast_ev.err = -EIO;
-	sacred_notify_perm(grant->region, &grant->fast_ev, GFP_ATOMIC);
+		grant->cq_ev.err = -EIO;
+	sacred_notify_perm(grant->region, &grant->cq_ev, GFP_ATOMIC);
 
-	spin_lock(&mem->fast_lock);
+	spin_lock(&mem->cq_lock);
 	if (failed) {
-		grant->fast_failed = true;
-		sacred_grant_fast_repair_later(grant);
+		grant->cq_failed = true;
+		sacred_grant_cq_repair_later(grant);
 	} else {
-		peer->fast_grant = NULL;
+		peer->cq_grant = NULL;
 	}
-	if (!--mem->fast_wrs)
-		wake_up(&mem->fast_wq);
-	spin_unlock(&mem->fast_lock);
+	if (!--mem->cq_wrs)
+		wake_up(&mem->cq_wq);
+	spin_unlock(&mem->cq_lock);
 }
 
 /*
- * Repair a grant the fast path left for sacred_perm_sync(): replace its
+ * Repair a grant the CQ path left for sacred_perm_sync(): replace its
  * MR, whose key must die or whose state is unknown.
  *
- * A loser with no connection (sacred_perm_change_fast()): no QP of its PD
+ * A loser with no connection (sacred_perm_change_cq()): no QP of its PD
  * can use the key until it connects again, and its connect is answered
- * after this (under mem->lock, after sacred_perm_sync()) - the slow
+ * after this (under mem->lock, after sacred_perm_sync()) - the work
  * path's rule for such a loser, whose MR it replaces after the reply.
  *
  * The requester of a change whose work request failed: as when a
- * registration fails on the slow path (sacred_perm_settle_end()), it
+ * registration fails on the work path (sacred_perm_settle_end()), it
  * keeps only what it held before the change and still may - nothing was
  * granted - and its connection, broken already, is fenced first if it is
  * still attached, so that no QP of its PD runs while the MR goes.
  */
-static void sacred_grant_fast_repair(struct sacred_grant *grant)
+static void sacred_grant_cq_repair(struct sacred_grant *grant)
 {
 	struct sacred_peer *peer = grant->peer;
 	struct sacred_mem *mem = peer->mem;
 	struct sacred_ep *ep = sacred_peer_ep(peer);
 	struct sacred_acl_entry *e;
 
-	if (grant->fast_failed && ep)
+	if (grant->cq_failed && ep)
 		sacred_ep_fence(ep);
 	WARN_ON_ONCE(sacred_peer_ep(peer));
 	sacred_grant_replace_mr(grant);
-	if (grant->fast_failed) {
+	if (grant->cq_failed) {
 		e = xa_load(&grant->region->acl, peer->process_id);
 		if (e)
-			e->cur &= grant->fast_old_cur;
+			e->cur &= grant->cq_old_cur;
 	}
-	spin_lock_bh(&mem->fast_lock);
-	list_del_init(&grant->fast_link);
-	if (grant->fast_failed)
-		peer->fast_grant = NULL;
-	grant->fast_failed = false;
-	spin_unlock_bh(&mem->fast_lock);
+	spin_lock_bh(&mem->cq_lock);
+	list_del_init(&grant->cq_link);
+	if (grant->cq_failed)
+		peer->cq_grant = NULL;
+	grant->cq_failed = false;
+	spin_unlock_bh(&mem->cq_lock);
 }
 
-/* No work request of the fast path in flight? And is any grant to repair? */
-static bool sacred_perm_fast_idle(struct sacred_mem *mem, bool *repairs)
+/* No work request of the CQ path in flight? And is any grant to repair? */
+static bool sacred_perm_cq_idle(struct sacred_mem *mem, bool *repairs)
 {
 	bool idle;
 
-	spin_lock_bh(&mem->fast_lock);
-	idle = !mem->fast_wrs;
-	*repairs = !list_empty(&mem->fast_repairs);
-	spin_unlock_bh(&mem->fast_lock);
+	spin_lock_bh(&mem->cq_lock);
+	idle = !mem->cq_wrs;
+	*repairs = !list_empty(&mem->cq_repairs);
+	spin_unlock_bh(&mem->cq_lock);
 	return idle;
 }
 
 /**
- * sacred_perm_sync() - settle what the fast path left in flight
+ * sacred_perm_sync() - settle what the CQ path left in flight
  * @mem: the instance
  *
- * A change applied in its receive completion (sacred_perm_change_fast())
+ * A change applied in its receive completion (sacred_perm_change_cq())
  * leaves its requester's work request in flight, and the MRs of losers
  * with no connection to replace. Whoever takes mem->lock to touch a
  * grant, an MR or an ACL calls this first: it waits for every such work
  * request - at most SACRED_WR_TIMEOUT_MS, then the connections they wait
- * on are fenced, as the slow path's waits do - and repairs the grants
- * left (sacred_grant_fast_repair()). Until mem->lock is dropped no new
- * one starts: no MR is replaced or freed with a work request of the fast
+ * on are fenced, as the work path's waits do - and repairs the grants
+ * left (sacred_grant_cq_repair()). Until mem->lock is dropped no new
+ * one starts: no MR is replaced or freed with a work request of the CQ
  * path on it, no QP is made in a PD whose revoked key still lives, and
  * every ACL entry's @cur is what its process may hold.
  *
@@ -777,29 +777,29 @@ void sacred_perm_sync(struct sacred_mem *mem)
 	bool repairs;
 
 	lockdep_assert_held(&mem->lock);
-	if (likely(sacred_perm_fast_idle(mem, &repairs) && !repairs))
+	if (likely(sacred_perm_cq_idle(mem, &repairs) && !repairs))
 		return;
-	if (!wait_event_timeout(mem->fast_wq,
-				sacred_perm_fast_idle(mem, &repairs),
+	if (!wait_event_timeout(mem->cq_wq,
+				sacred_perm_cq_idle(mem, &repairs),
 				msecs_to_jiffies(SACRED_WR_TIMEOUT_MS))) {
 		xa_for_each(&mem->peers, pid, peer) {
 			struct sacred_ep *ep = sacred_peer_ep(peer);
 
-			if (!READ_ONCE(peer->fast_grant) || !ep)
+			if (!READ_ONCE(peer->cq_grant) || !ep)
 				continue;
 			pr_warn_ratelimited("process %u: a work request on its QP is still pending after %u ms: fencing its connection\n",
 					    peer->process_id,
 					    SACRED_WR_TIMEOUT_MS);
 			sacred_ep_fence(ep);
 		}
-		wait_event(mem->fast_wq,
-			   sacred_perm_fast_idle(mem, &repairs));
+		wait_event(mem->cq_wq,
+			   sacred_perm_cq_idle(mem, &repairs));
 	}
-	/* Nothing adds to the list now: the fast path is out, none in flight. */
-	while ((grant = list_first_entry_or_null(&mem->fast_repairs,
+	/* Nothing adds to the list now: the CQ path is out, none in flight. */
+	while ((grant = list_first_entry_or_null(&mem->cq_repairs,
 						 struct sacred_grant,
-						 fast_link)))
-		sacred_grant_fast_repair(grant);
+						 cq_link)))
+		sacred_grant_cq_repair(grant);
 }
 
 /*
@@ -845,8 +845,8 @@ static bool sacred_perm_fences(struct sacred_region *region, u32 requester,
  * if it grants what is lost, is replaced by sacred_perm_sync() before
  * its process can have a QP again.
  */
-static void sacred_perm_fast_losers(struct sacred_region *region,
-				    u32 requester)
+static void sacred_perm_cq_losers(struct sacred_region *region,
+				  u32 requester)
 {
 	struct sacred_acl_entry *e;
 	struct sacred_grant *grant;
@@ -859,7 +859,7 @@ static void sacred_perm_fast_losers(struct sacred_region *region,
 		peer = xa_load(&region->mem->peers, pid);
 		grant = peer ? xa_load(&peer->grants, region->id) : NULL;
 		if (grant && (grant->access & ~e->next))
-			sacred_grant_fast_repair_later(grant);
+			sacred_grant_cq_repair_later(grant);
 	}
 }
 
@@ -868,21 +868,21 @@ static void sacred_perm_fast_losers(struct sacred_region *region,
  * new access, or, when it keeps nothing, the invalidation of its key.
  * Signaled to the grant, whose completion announces the change.
  */
-static int sacred_perm_fast_post(struct sacred_grant *grant,
-				 struct sacred_ep *via, u32 access)
+static int sacred_perm_cq_post(struct sacred_grant *grant,
+			       struct sacred_ep *via, u32 access)
 {
-	grant->fast_cqe.done = sacred_grant_fast_done;
+	grant->cq_wr_cqe.done = sacred_grant_cq_done;
 	if (access)
 		return sacred_grant_post_reg(grant, via, access,
-					     &grant->fast_cqe);
-	return sacred_grant_post_inv(grant, via, &grant->fast_cqe);
+					     &grant->cq_wr_cqe);
+	return sacred_grant_post_inv(grant, via, &grant->cq_wr_cqe);
 }
 
 /**
- * sacred_perm_change_fast() - changePermission in its receive completion
+ * sacred_perm_change_cq() - changePermission in its receive completion
  * @region: the region
  * @chg: the request; @chg->via is usable
- * @fsw: set up for sacred_perm_change_fast_end()
+ * @csw: set up for sacred_perm_change_cq_end()
  *
  * Decides and applies, with no sleeping step, a change that needs no
  * fence: one that takes nothing from a connected process but its
@@ -896,27 +896,27 @@ static int sacred_perm_fast_post(struct sacred_grant *grant,
  * before the program runs - no other member that holds write or atomic,
  * all a policy may take from others, is connected. A built-in policy
  * changes nothing but the ACL's @next and the fenced policy's ballot, so
- * its decision is made, and undone when it would fence someone: the slow
+ * its decision is made, and undone when it would fence someone: the work
  * path then makes it again.
  *
  * The requester's new access is registered on @chg->via (or its key
  * invalidated, when it keeps nothing), its reply follows on the same send
- * queue - as in the slow path, its key is valid when the reply arrives,
+ * queue - as in the work path, its key is valid when the reply arrives,
  * and a failed work request flushes the reply - and the completion
- * announces the change (sacred_grant_fast_done()). The MRs of losers with
+ * announces the change (sacred_grant_cq_done()). The MRs of losers with
  * no connection are replaced by sacred_perm_sync(). A work request that
  * cannot be posted fails the change (nothing granted) and releases the
  * connection; sacred_perm_sync() repairs the grant.
  *
- * Context: softirq, mem->fast_lock held (sacred_mem_fast_begin()).
- * Return: false if the change needs the slow path: nothing was decided,
+ * Context: softirq, mem->cq_lock held (sacred_mem_cq_begin()).
+ * Return: false if the change needs the work path: nothing was decided,
  * or a decision was undone. True if it was decided and applied up to its
- * reply (@fsw says how); the caller posts the reply, then calls
- * sacred_perm_change_fast_end().
+ * reply (@csw says how); the caller posts the reply, then calls
+ * sacred_perm_change_cq_end().
  */
-bool sacred_perm_change_fast(struct sacred_region *region,
-			     const struct sacred_perm_change *chg,
-			     struct sacred_fast_switch *fsw)
+bool sacred_perm_change_cq(struct sacred_region *region,
+			   const struct sacred_perm_change *chg,
+			     struct sacred_cq_switch *csw)
 {
 	struct sacred_ep *via = chg->via;
 	struct sacred_peer *peer = sacred_ep_peer(via);
@@ -927,8 +927,8 @@ bool sacred_perm_change_fast(struct sacred_region *region,
 	u64 ballot;
 	int ret = 0;
 
-	lockdep_assert_held(&mem->fast_lock);
-	if (peer->fast_grant || sacred_ep_probing(via))
+	lockdep_assert_held(&mem->cq_lock);
+	if (peer->cq_grant || sacred_ep_probing(via))
 		return false;
 	self = xa_load(&region->acl, chg->requester);
 	grant = xa_load(&peer->grants, region->id);
@@ -940,8 +940,8 @@ bool sacred_perm_change_fast(struct sacred_region *region,
 		return false;
 
 	ballot = region->ballot;
-	fsw->ev.reason = sacred_policy_decide(region, chg);
-	if (!fsw->ev.reason && sacred_perm_fences(region, chg->requester, 0)) {
+	csw->ev.reason = sacred_policy_decide(region, chg);
+	if (!csw->ev.reason && sacred_perm_fences(region, chg->requester, 0)) {
 		if (WARN_ON_ONCE(!sacred_policy_undoable(region->policy)))
 			return false;	/* cannot happen: checked above */
 		sacred_policy_undo(region, ballot);
@@ -949,54 +949,54 @@ bool sacred_perm_change_fast(struct sacred_region *region,
 	}
 
 	peer->cq_changes++;
-	fsw->region = region;
-	fsw->grant = grant;
-	fsw->ev.chg = *chg;
-	fsw->ev.err = 0;
-	if (fsw->ev.reason) {
-		fsw->ev.epoch = region->epoch;
+	csw->region = region;
+	csw->grant = grant;
+	csw->ev.chg = *chg;
+	csw->ev.err = 0;
+	if (csw->ev.reason) {
+		csw->ev.epoch = region->epoch;
 		return true;
 	}
 
-	fsw->ev.epoch = region->epoch + 1;
+	csw->ev.epoch = region->epoch + 1;
 	if (self->next != grant->access) {
 		/* Set before the post: its completion may run at once. */
-		grant->fast_old_cur = self->cur;
-		grant->fast_ev = fsw->ev;
-		peer->fast_grant = grant;
-		ret = sacred_perm_fast_post(grant, via, self->next);
+		grant->cq_old_cur = self->cur;
+		grant->cq_ev = csw->ev;
+		peer->cq_grant = grant;
+		ret = sacred_perm_cq_post(grant, via, self->next);
 		if (ret) {
 			/* Maybe posted in part: the MR's state is unknown. */
-			grant->fast_failed = true;
-			sacred_grant_fast_repair_later(grant);
+			grant->cq_failed = true;
+			sacred_grant_cq_repair_later(grant);
 			sacred_ep_release(via);
 		} else {
 			grant->access = self->next;
-			mem->fast_wrs++;
-			fsw->region = NULL;	/* the completion announces it */
+			mem->cq_wrs++;
+			csw->region = NULL;	/* the completion announces it */
 		}
 	}
-	sacred_perm_fast_losers(region, chg->requester);
+	sacred_perm_cq_losers(region, chg->requester);
 	/* As sacred_perm_apply(): a failed change never widens access. */
 	xa_for_each(&region->acl, pid, e)
 		e->cur = ret ? e->cur & e->next : e->next;
 	region->epoch++;
-	fsw->ev.err = ret;
+	csw->ev.err = ret;
 	return true;
 }
 
 /**
- * sacred_perm_change_fast_end() - announce a fast change after its reply
- * @fsw: what sacred_perm_change_fast() set up
+ * sacred_perm_change_cq_end() - announce a CQ-path change after its reply
+ * @csw: what sacred_perm_change_cq() set up
  *
  * Raises the change's event, unless its work request's completion does.
  *
- * Context: softirq, mem->fast_lock held.
+ * Context: softirq, mem->cq_lock held.
  */
-void sacred_perm_change_fast_end(struct sacred_fast_switch *fsw)
+void sacred_perm_change_cq_end(struct sacred_cq_switch *csw)
 {
-	if (fsw->region)
-		sacred_notify_perm(fsw->region, &fsw->ev, GFP_ATOMIC);
+	if (csw->region)
+		sacred_notify_perm(csw->region, &csw->ev, GFP_ATOMIC);
 }
 
 /**

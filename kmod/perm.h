@@ -68,24 +68,24 @@ struct sacred_switch {
 };
 
 /**
- * struct sacred_fast_switch - a change the fast path decided, until its
+ * struct sacred_cq_switch - a change the CQ path decided, until its
  *	reply is posted
  * @region: the region whose event to raise after the reply, or NULL when
  *	the registration's completion raises it
  * @grant: the requester's grant: what the reply tells
  * @ev: the change's event
  */
-struct sacred_fast_switch {
+struct sacred_cq_switch {
 	struct sacred_region *region;
 	struct sacred_grant *grant;
 	struct sacred_perm_event ev;
 };
 
 void sacred_perm_sync(struct sacred_mem *mem);
-bool sacred_perm_change_fast(struct sacred_region *region,
-			     const struct sacred_perm_change *chg,
-			     struct sacred_fast_switch *fsw);
-void sacred_perm_change_fast_end(struct sacred_fast_switch *fsw);
+bool sacred_perm_change_cq(struct sacred_region *region,
+			   const struct sacred_perm_change *chg,
+			     struct sacred_cq_switch *csw);
+void sacred_perm_change_cq_end(struct sacred_cq_switch *csw);
 int sacred_perm_change(struct sacred_region *region,
 		       const struct sacred_perm_change *chg, u32 *reason,
 		       struct sacred_switch *sw);

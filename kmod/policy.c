@@ -15,9 +15,9 @@
  *                  when it stays in a new one)
  *   decide(r, c)   0, or an &enum sacred_refuse_reason
  *   undoable       decide() writes nothing but the ACL's @next and the
- *                  region's ballot: perm.c's fast path may decide, find
+ *                  region's ballot: perm.c's CQ path may decide, find
  *                  that the change needs a fence, and take the decision
- *                  back (sacred_policy_undo()) for the slow path to make
+ *                  back (sacred_policy_undo()) for the work path to make
  *                  again; every built-in policy is, a program is not
  *
  * The policies (Documentation/policies.rst has the why):
@@ -31,7 +31,7 @@
  *                     ballot above the highest granted so far
  *   bpf               the region's eBPF program decides (bpf.c)
  *
- * Context: mem->lock held, or mem->fast_lock (perm.c's fast path: a
+ * Context: mem->lock held, or mem->cq_lock (perm.c's CQ path: a
  * decision never sleeps).
  */
 #include "bpf.h"
@@ -228,7 +228,7 @@ bool sacred_policy_args_valid(u8 policy, const struct sacred_perm_change *chg)
  * @region: the region
  * @chg: the request
  *
- * Context: mem->lock or mem->fast_lock held.
+ * Context: mem->lock or mem->cq_lock held.
  * Return: 0 with every ACL entry's @next set, or a refuse reason with
  * every @next equal to @cur.
  */
@@ -261,7 +261,7 @@ bool sacred_policy_undoable(u8 policy)
  * @region: the region, its policy undoable (sacred_policy_undoable())
  * @ballot: the region's ballot before the decision
  *
- * Context: the lock held since the decision (mem->lock or mem->fast_lock).
+ * Context: the lock held since the decision (mem->lock or mem->cq_lock).
  */
 void sacred_policy_undo(struct sacred_region *region, u64 ballot)
 {

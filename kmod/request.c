@@ -16,8 +16,8 @@
  *   knock;
  *
  *   requests on an endpoint (ATTACH, PERM) - ep.c offers each one, in
- *   its receive completion, to sacred_request_fast(), which answers
- *   there, under mem->fast_lock, what needs no sleeping step (a change
+ *   its receive completion, to sacred_request_cq(), which answers
+ *   there, under mem->cq_lock, what needs no sleeping step (a change
  *   that fences nobody, an attach of a registered grant, a request
  *   answered without its region); the
  *   rest goes, in order, to sacred_request_recv(), which under mem->lock
@@ -57,7 +57,7 @@
  * of the request is checked here; nothing the process sent is trusted
  * further down.
  *
- * Context: mem->lock or mem->fast_lock held.
+ * Context: mem->lock or mem->cq_lock held.
  * Return: the region, or NULL when @rep is the whole answer.
  */
 static struct sacred_region *
@@ -207,42 +207,42 @@ static void sacred_request_recv(struct sacred_ep *ep, unsigned int slot,
 }
 
 /*
- * ep.c's ops->fast(): answer, in the receive completion, a request that
+ * ep.c's ops->in_cq(): answer, in the receive completion, a request that
  * needs no sleeping step - a change that fences nobody
- * (sacred_perm_change_fast()), an attach whose process's MR
+ * (sacred_perm_change_cq()), an attach whose process's MR
  * is registered for what it holds, or one that is answered without its
  * region (a malformed request, no such region). Everything else, and
  * everything while mem->lock is held, goes to sacred_request_recv().
  *
- * Context: softirq; takes mem->fast_lock.
+ * Context: softirq; takes mem->cq_lock.
  * Return: true if the reply was sent (or nothing is to be sent).
  */
-static bool sacred_request_fast(struct sacred_ep *ep, unsigned int slot,
-				const struct sacred_wire_req *req, u32 len,
+static bool sacred_request_cq(struct sacred_ep *ep, unsigned int slot,
+			      const struct sacred_wire_req *req, u32 len,
 				struct sacred_wire_reply *rep)
 {
 	struct sacred_peer *peer = sacred_ep_peer(ep);
 	struct sacred_perm_change chg = {};
-	struct sacred_fast_switch fsw = {};
+	struct sacred_cq_switch csw = {};
 	struct sacred_region *region;
 	struct sacred_grant *grant = NULL;
 	struct sacred_acl_entry *acl;
 
-	if (!sacred_mem_fast_begin(peer->mem))
+	if (!sacred_mem_cq_begin(peer->mem))
 		return false;
 	if (!sacred_ep_usable(ep))
-		goto slow;
+		goto work;
 	sacred_request_reply_init(req, len, rep);
 	region = sacred_request_parse(ep, req, len, rep, &chg);
 	if (region && chg.via) {
-		if (!sacred_perm_change_fast(region, &chg, &fsw))
-			goto slow;	/* it fences someone */
-		if (fsw.ev.err) {
+		if (!sacred_perm_change_cq(region, &chg, &csw))
+			goto work;	/* it fences someone */
+		if (csw.ev.err) {
 			rep->status = cpu_to_le32(SACRED_ST_FAILED);
 		} else {
-			if (fsw.ev.reason)
+			if (csw.ev.reason)
 				peer->refused++;
-			sacred_request_granted(rep, fsw.grant, fsw.ev.reason);
+			sacred_request_granted(rep, csw.grant, csw.ev.reason);
 		}
 		rep->epoch = cpu_to_le32(region->epoch);
 	} else if (region) {
@@ -250,7 +250,7 @@ static bool sacred_request_fast(struct sacred_ep *ep, unsigned int slot,
 		if (acl && acl->cur) {
 			grant = xa_load(&peer->grants, region->id);
 			if (!grant || grant->access != acl->cur)
-				goto slow;	/* a registration */
+				goto work;	/* a registration */
 		}
 		if (acl)
 			sacred_request_granted(rep, grant, SACRED_REFUSE_NONE);
@@ -259,18 +259,18 @@ static bool sacred_request_fast(struct sacred_ep *ep, unsigned int slot,
 		rep->epoch = cpu_to_le32(region->epoch);
 	}
 	peer->requests++;
-	sacred_ep_reply_fast(ep, slot);
-	sacred_perm_change_fast_end(&fsw);
-	sacred_mem_fast_end(peer->mem);
+	sacred_ep_reply_cq(ep, slot);
+	sacred_perm_change_cq_end(&csw);
+	sacred_mem_cq_end(peer->mem);
 	return true;
 
-slow:
-	sacred_mem_fast_end(peer->mem);
+work:
+	sacred_mem_cq_end(peer->mem);
 	return false;
 }
 
 static const struct sacred_ep_ops sacred_request_ep_ops = {
-	.fast	= sacred_request_fast,
+	.in_cq	= sacred_request_cq,
 	.recv	= sacred_request_recv,
 };
 
@@ -320,7 +320,7 @@ static int sacred_connreq_answer(struct sacred_mem *mem,
 	struct sacred_ep *ep;
 
 	lockdep_assert_held(&mem->lock);
-	/* A grant whose fast registration failed is repaired first. */
+	/* A grant whose registration on the CQ path failed is repaired first. */
 	sacred_perm_sync(mem);
 	if (mem->state != SACRED_MEM_UP)
 		return sacred_connreq_reject(cm_id, SACRED_REJ_DOWN);

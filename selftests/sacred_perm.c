@@ -302,7 +302,7 @@ TEST_F(perm_ew, epoch_counts_accepted_changes)
 /*
  * A change that fences nobody is decided and applied in the CQ handler
  * of its receive (PEER_CQ_CHANGES counts it), with the reply, key, epoch
- * and event of the slow path: an own grant or loss, a refusal. One that
+ * and event of the work path: an own grant or loss, a refusal. One that
  * must revoke a connected writer never is. Each count is read just
  * before its request: the dump is a barrier (st_cq_changes()).
  */

@@ -1387,7 +1387,7 @@ TEST_F(wire, change_that_fails_says_so_in_its_event)
 }
 
 /*
- * The same in the fast path. Process 7 holds read on an exclusive-writer
+ * The same in the CQ path. Process 7 holds read on an exclusive-writer
  * region where nobody writes, so the instance decides its request for
  * write in the request's receive completion and posts the registration
  * there - behind a reply of its that is stuck: its one receive buffer took
@@ -1440,7 +1440,7 @@ TEST_F(wire, fast_change_that_fails_is_repaired)
 	/*
 	 * Received (acknowledged) now, and decided in softirq at once;
 	 * were the dump below to take the lock first, the change would go
-	 * to the slow path, and cq_changes say so.
+	 * to the work path, and cq_changes say so.
 	 */
 	usleep(200000);
 
