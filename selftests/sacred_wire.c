@@ -1338,6 +1338,27 @@ TEST_F(wire, connects_elsewhere_do_not_wait_for_a_stalled_instance)
 }
 
 /*
+ * Process 7's next PERM event on the region, read from @mon, which is then
+ * closed: its request for read-write was accepted (no refusal) and failed
+ * (an error). The event is left in @ev.
+ */
+static void expect_change_failed(struct __test_metadata *_metadata,
+				 struct sacred_monitor *mon, uint32_t mem_id,
+				 uint32_t region_id, struct sacred_event *ev)
+{
+	int ret;
+
+	ret = st_next_perm_event(mon, mem_id, region_id, 7, ev);
+	sacred_monitor_close(mon);
+	ASSERT_EQ(0, ret);
+	TH_LOG("event: reason %u, error %d (%s), epoch %u", ev->perm.reason,
+	       ev->perm.error, strerror(-ev->perm.error), ev->perm.epoch);
+	EXPECT_EQ(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE, ev->perm.access);
+	EXPECT_EQ(SACRED_REFUSE_NONE, ev->perm.reason);
+	EXPECT_GT(0, ev->perm.error);
+}
+
+/*
  * A change the policy accepts but the instance cannot apply: process 7,
  * a reply of its stuck (stuck_reply()), asks for write on a fenced region
  * where it holds read; the registration of its new key waits behind the
@@ -1356,7 +1377,6 @@ TEST_F(wire, change_that_fails_says_so_in_its_event)
 	struct sacred_event ev;
 	unsigned int n;
 	uint64_t ballot;
-	int ret;
 
 	ASSERT_EQ(0, region_with_acl(self, SACRED_POLICY_FENCED,
 				     acl, 1, &ri));
@@ -1368,15 +1388,8 @@ TEST_F(wire, change_that_fails_says_so_in_its_event)
 	req.ballot = htole64(1);
 	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
 
-	ret = st_next_perm_event(mon, self->mem.id, ri.id, 7, &ev);
-	sacred_monitor_close(mon);
-	ASSERT_EQ(0, ret);
-	TH_LOG("event: reason %u, error %d (%s), epoch %u", ev.perm.reason,
-	       ev.perm.error, strerror(-ev.perm.error), ev.perm.epoch);
-	EXPECT_EQ(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE, ev.perm.access);
+	expect_change_failed(_metadata, mon, self->mem.id, ri.id, &ev);
 	EXPECT_EQ(1, ev.perm.ballot);
-	EXPECT_EQ(SACRED_REFUSE_NONE, ev.perm.reason);
-	EXPECT_GT(0, ev.perm.error);
 
 	memset(acl, 0, sizeof(acl));
 	ASSERT_EQ(0, sacred_region_get_acl(self->ctrl, self->mem.id, ri.id,
@@ -1397,7 +1410,7 @@ TEST_F(wire, change_that_fails_says_so_in_its_event)
  * and repairs the grant: the event says the change failed, the process
  * holds read as before, and it comes back with read and a fresh key.
  */
-TEST_F(wire, fast_change_that_fails_is_repaired)
+TEST_F(wire, cq_path_change_that_fails_is_repaired)
 {
 	struct sacred_wire_conn_req creq = {
 		.version = htole16(SACRED_WIRE_VERSION),
@@ -1417,7 +1430,6 @@ TEST_F(wire, fast_change_that_fails_is_repaired)
 	unsigned int n;
 	uint64_t ballot;
 	uint32_t rkey;
-	int ret;
 
 	ASSERT_EQ(0, region_with_acl(self, SACRED_POLICY_EXCLUSIVE_WRITER,
 				     acl, 1, &ri));
@@ -1451,14 +1463,7 @@ TEST_F(wire, fast_change_that_fails_is_repaired)
 	/* Granted nothing: it holds what it held, read. */
 	EXPECT_EQ(SACRED_ACCESS_READ, acl[0].access_cur);
 
-	ret = st_next_perm_event(mon, self->mem.id, ri.id, 7, &ev);
-	sacred_monitor_close(mon);
-	ASSERT_EQ(0, ret);
-	TH_LOG("event: reason %u, error %d (%s), epoch %u", ev.perm.reason,
-	       ev.perm.error, strerror(-ev.perm.error), ev.perm.epoch);
-	EXPECT_EQ(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE, ev.perm.access);
-	EXPECT_EQ(SACRED_REFUSE_NONE, ev.perm.reason);
-	EXPECT_GT(0, ev.perm.error);
+	expect_change_failed(_metadata, mon, self->mem.id, ri.id, &ev);
 
 	ASSERT_EQ(0, peer_of(self, 7, &p7));
 	EXPECT_EQ(1, p7.cq_changes);
