@@ -303,8 +303,8 @@ TEST_F(perm_ew, epoch_counts_accepted_changes)
  * A change that fences nobody is decided and applied in the CQ handler
  * of its receive (PEER_CQ_CHANGES counts it), with the reply, key, epoch
  * and event of the work path: an own grant or loss, a refusal. One that
- * must revoke a connected writer never is. Each count is read just
- * before its request: the dump is a barrier (st_cq_changes()).
+ * must revoke a connected writer never is (st_ask_in_cq(): the count
+ * read right before and after each request, a dump, which is a barrier).
  */
 TEST_F(perm_ew, own_change_is_answered_in_the_receive_completion)
 {
@@ -315,11 +315,10 @@ TEST_F(perm_ew, own_change_is_answered_in_the_receive_completion)
 	uint64_t n;
 
 	ASSERT_EQ(0, sacred_monitor_open(&mon));
-	n = st_cq_changes(f, 1);
-	ASSERT_EQ(0, st_ask(f, 1, RW, 0, 0, &res));
+	ASSERT_EQ(0, st_ask_in_cq(f, 1, RW, &res, &n));
+	EXPECT_EQ(1, n);
 	EXPECT_EQ(RW, res.region.access);
 	EXPECT_NE(0, res.region.rkey);
-	EXPECT_EQ(n + 1, st_cq_changes(f, 1));
 	/* Raised when the registration completed: this change, no error. */
 	ASSERT_EQ(0, st_next_perm_event(mon, f->mem.id, f->region, 1, &ev));
 	EXPECT_EQ(RW, ev.perm.access);
@@ -329,50 +328,43 @@ TEST_F(perm_ew, own_change_is_answered_in_the_receive_completion)
 	EXPECT_EQ(0, st_try_write(f, 1, 0, 1));
 
 	/* 1 gives its write up: a loss of its own only. */
-	n = st_cq_changes(f, 1);
-	ASSERT_EQ(0, st_ask(f, 1, R, 0, 0, &res));
+	ASSERT_EQ(0, st_ask_in_cq(f, 1, R, &res, &n));
+	EXPECT_EQ(1, n);
 	EXPECT_EQ(R, res.region.access);
-	EXPECT_EQ(n + 1, st_cq_changes(f, 1));
 
 	/* Nobody writes now: 3's refusal is decided there too. */
-	n = st_cq_changes(f, 3);
-	EXPECT_EQ(-EPERM, st_ask(f, 3, RW, 0, 0, &res));
+	EXPECT_EQ(-EPERM, st_ask_in_cq(f, 3, RW, &res, &n));
+	EXPECT_EQ(1, n);
 	EXPECT_EQ(SACRED_REFUSE_NOT_MEMBER, res.reason);
 	EXPECT_EQ(R, res.region.access);
-	EXPECT_EQ(n + 1, st_cq_changes(f, 3));
 	ASSERT_EQ(0, st_next_perm_event(mon, f->mem.id, f->region, 3, &ev));
 	EXPECT_EQ(SACRED_REFUSE_NOT_MEMBER, ev.perm.reason);
 	EXPECT_EQ(res.region.epoch, ev.perm.epoch);
 	sacred_monitor_close(mon);
 
-	n = st_cq_changes(f, 2);
-	ASSERT_EQ(0, st_ask(f, 2, RW, 0, 0, &res));
-	EXPECT_EQ(n + 1, st_cq_changes(f, 2));
+	ASSERT_EQ(0, st_ask_in_cq(f, 2, RW, &res, &n));
+	EXPECT_EQ(1, n);
 	EXPECT_EQ(0, st_try_write(f, 2, 0, 2));
 
 	/* A refusal fences nobody, whoever writes: there too. */
-	n = st_cq_changes(f, 3);
-	EXPECT_EQ(-EPERM, st_ask(f, 3, RW, 0, 0, &res));
-	EXPECT_EQ(n + 1, st_cq_changes(f, 3));
+	EXPECT_EQ(-EPERM, st_ask_in_cq(f, 3, RW, &res, &n));
+	EXPECT_EQ(1, n);
 
 	/* 2 gives everything up: its key is invalidated there. */
-	n = st_cq_changes(f, 2);
-	ASSERT_EQ(0, st_ask(f, 2, 0, 0, 0, &res));
+	ASSERT_EQ(0, st_ask_in_cq(f, 2, 0, &res, &n));
+	EXPECT_EQ(1, n);
 	EXPECT_EQ(0, res.region.access);
 	EXPECT_EQ(0, res.region.rkey);
-	EXPECT_EQ(n + 1, st_cq_changes(f, 2));
-	n = st_cq_changes(f, 2);
-	ASSERT_EQ(0, st_ask(f, 2, RW, 0, 0, &res));
-	EXPECT_EQ(n + 1, st_cq_changes(f, 2));
+	ASSERT_EQ(0, st_ask_in_cq(f, 2, RW, &res, &n));
+	EXPECT_EQ(1, n);
 	EXPECT_EQ(0, st_try_write(f, 2, 0, 2));
 
 	/*
 	 * 1 takes write from 2, which is connected: the decision would
 	 * fence it, so it is taken back and made again under the mutex.
 	 */
-	n = st_cq_changes(f, 1);
-	ASSERT_EQ(0, st_ask(f, 1, RW, 0, 0, &res));
-	EXPECT_EQ(n, st_cq_changes(f, 1));
+	ASSERT_EQ(0, st_ask_in_cq(f, 1, RW, &res, &n));
+	EXPECT_EQ(0, n);
 	EXPECT_NE(0, st_try_write(f, 2, 0, 0xbad));
 	EXPECT_EQ(2, st_peek(_metadata, f, 0));
 	EXPECT_EQ(0, st_try_write(f, 1, 0, 3));

@@ -537,6 +537,25 @@ static inline int st_ask(struct st_procs *s, int pid, uint32_t access,
 	return sacred_change_perm(s->p[pid], &req, res);
 }
 
+/*
+ * st_ask() with no ballot or target, and how many of @pid's changes the
+ * instance answered in their receive completion meanwhile (*@in_cq: 1 if
+ * this one was, 0 if not; counts read with st_cq_changes() right before
+ * and after, UINT64_MAX if either is unknown).
+ */
+static inline int st_ask_in_cq(struct st_procs *s, int pid, uint32_t access,
+			       struct sacred_perm_result *res,
+			       uint64_t *in_cq)
+{
+	uint64_t before = st_cq_changes(s, pid), after;
+	int ret = st_ask(s, pid, access, 0, 0, res);
+
+	after = st_cq_changes(s, pid);
+	*in_cq = before == UINT64_MAX || after == UINT64_MAX ?
+		 UINT64_MAX : after - before;
+	return ret;
+}
+
 /* Write a word as @pid; on a broken connection, reconnect. */
 static inline int st_try_write(struct st_procs *s, int pid, uint64_t off,
 			       uint64_t v)
