@@ -274,6 +274,8 @@ bool conn_cm_drain(struct sacred_conn *conn)
 		switch (ev->event) {
 		case RDMA_CM_EVENT_DISCONNECTED:
 		case RDMA_CM_EVENT_DEVICE_REMOVAL:
+			if (conn->established)
+				conn->gone = now_ns();
 			conn->established = false;
 			break;
 		default:
@@ -282,6 +284,24 @@ bool conn_cm_drain(struct sacred_conn *conn)
 		rdma_ack_cm_event(ev);
 	}
 	return !conn->established;
+}
+
+/*
+ * Is the connection down (conn_cm_drain())? If so, *@grace is how long
+ * the completions of what the memory sent before its disconnect may
+ * still take (CONN_GONE_GRACE_NS from the disconnect), 0 once the
+ * caller should give up on them.
+ */
+bool conn_down(struct sacred_conn *conn, uint64_t *grace)
+{
+	uint64_t t;
+
+	if (!conn_cm_drain(conn))
+		return false;
+	t = now_ns();
+	*grace = t - conn->gone < CONN_GONE_GRACE_NS ?
+		 conn->gone + CONN_GONE_GRACE_NS - t : 0;
+	return true;
 }
 
 /* The instance said no: map its reason, if it gave one, to an errno. */

@@ -66,6 +66,16 @@
 #endif
 /* How long a reconnect waits for the old connection's disconnect. */
 #define CONN_DISC_WAIT_MS	250
+/*
+ * How long a blocking call still waits for its completion after the
+ * memory's disconnect (conn_down()): a refusal's NAK that the NIC took in
+ * before the disconnect may complete after the rdma_cm event reports it -
+ * rxe in 6.12 completes in a work item, the disconnect comes through the
+ * CM - and it tells the caller -EACCES, where the disconnect says only
+ * -ECONNRESET. Asynchronous operations (lib/conn_io.c) end at the
+ * disconnect: a quorum wants a memory's failure at once.
+ */
+#define CONN_GONE_GRACE_NS	20000000ULL
 /* Longest pause between connect attempts refused as duplicates. */
 #define CONN_DUP_BACKOFF_MAX_MS	64
 #define CONN_ERRMSG_MAX		192
@@ -131,6 +141,7 @@ struct conn_op {
  * @ch: rdma_cm event channel of @id
  * @id: rdma_cm id of the current connection, NULL when there is none
  * @established: @id is connected and no disconnect was seen since
+ * @gone: when the memory's disconnect was seen (CLOCK_MONOTONIC ns)
  * @step: the event a connect attempt under way waits for (&enum
  *	conn_step); CONN_IDLE when none is
  * @deadline: when that attempt times out (CLOCK_MONOTONIC ns)
@@ -183,6 +194,7 @@ struct sacred_conn {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
 	bool established;
+	uint64_t gone;
 	uint8_t step;
 	uint64_t deadline;
 
@@ -305,6 +317,7 @@ static inline void sleep_ms(unsigned int ms)
 int conn_broken(struct sacred_conn *conn);
 void conn_cm_close(struct sacred_conn *conn);
 bool conn_cm_drain(struct sacred_conn *conn);
+bool conn_down(struct sacred_conn *conn, uint64_t *grace);
 int conn_connect(struct sacred_conn *conn, bool retry_dup);
 int conn_connect_start(struct sacred_conn *conn, uint64_t *deadlinep);
 int conn_connect_step(struct sacred_conn *conn, uint64_t until);

@@ -121,7 +121,9 @@ static int conn_wait_done(struct sacred_conn *conn, const struct conn_wait *w)
 
 /*
  * Sleep until the CQ has an event, the rdma_cm channel has one, or
- * @ns pass. Returns 0 or a negative errno (disconnect, poll failure).
+ * @ns pass. Returns 0 or a negative errno (disconnect, poll failure). A
+ * disconnect fails the call once its completion has had the grace of
+ * conn_down() to come: a refusal may complete after the disconnect.
  */
 static int conn_sleep(struct sacred_conn *conn, const struct conn_wait *w,
 		      uint64_t ns)
@@ -130,11 +132,19 @@ static int conn_sleep(struct sacred_conn *conn, const struct conn_wait *w,
 		{ .fd = conn->cc->fd, .events = POLLIN },
 		{ .fd = conn->ch->fd, .events = POLLIN },
 	};
-	uint64_t ms = (ns + 999999) / 1000000;
 	struct ibv_cq *cq;
+	uint64_t ms, grace;
 	void *cq_ctx;
 	int ret;
 
+	if (conn_down(conn, &grace)) {
+		if (!grace)
+			return conn_break(conn, -ECONNRESET,
+					  "%s on region %u: memory %u disconnected",
+					  w->what, w->region_id, conn->mem_id);
+		ns = grace < ns ? grace : ns;
+	}
+	ms = (ns + 999999) / 1000000;
 	ret = poll(pfd, 2, ms > INT_MAX ? INT_MAX : (int)ms);
 	if (ret < 0) {
 		if (errno == EINTR)
@@ -142,10 +152,6 @@ static int conn_sleep(struct sacred_conn *conn, const struct conn_wait *w,
 		return conn_break(conn, -errno, "%s: poll: %s", w->what,
 				  strerror(errno));
 	}
-	if (pfd[1].revents && conn_cm_drain(conn))
-		return conn_break(conn, -ECONNRESET,
-				  "%s on region %u: memory %u disconnected",
-				  w->what, w->region_id, conn->mem_id);
 	if (pfd[0].revents && !ibv_get_cq_event(conn->cc, &cq, &cq_ctx))
 		ibv_ack_cq_events(cq, 1);
 	return 0;

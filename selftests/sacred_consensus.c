@@ -453,7 +453,8 @@ TEST_F(cons, fenced_old_leader_cannot_write)
 	 * writes: -EACCES, or -ECONNRESET where the memory's disconnect -
 	 * the refusal broke its queue pair - reaches the process before
 	 * the refusal's completion does (seen on rxe in 6.12, with every
-	 * module; lib/conn_sync.c says so).
+	 * module): a quorum's operations end at the disconnect, where a
+	 * blocking call waits for the refusal (CONN_GONE_GRACE_NS).
 	 */
 	EXPECT_EQ(NR_MEMS, sacred_rmem_revive(self->p[0]));
 	for (m = 0; m < NR_MEMS; m++) {
