@@ -5,7 +5,8 @@
 #   make                 sacred.ko (kmod/), libsacred, the sacred CLI,
 #                        unit tests and kselftests
 #   make check           host unit tests, spin checks of the PMP model,
-#                        kselftests in a SoftRoCE VM
+#                        kselftests in a SoftRoCE VM (Debian 6.1, then
+#                        the kernel-facing ones on 6.12)
 #   make check-valgrind  every libsacred kselftest under valgrind
 #   make model           the spin checks of the PMP model only
 #   make demo            boot the VM and show sacred on rxe devices
