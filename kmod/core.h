@@ -317,6 +317,12 @@ struct sacred_op;
  *	(sacred_policy_decide(), under mem->lock): what the "bpf" policy's
  *	context tells its program
  * @writer: the lowest process id among them, 0 if none
+ * @last_writer: a member whose @cur held write or atomic when access
+ *	was last applied (a change, a new ACL), 0 if none: perm.c's CQ
+ *	path asks whether it is connected before deciding a request that
+ *	would take write from it. Access taken away since (a repair, a
+ *	fenced member that left) leaves it stale, which sends such a
+ *	request to the work path for nothing, and costs nothing else
  * @raced: revokes of a connected process whose QP had received a packet
  *	sent after its latest request by the end of the fence
  *	(sacred_ep_raced()): every revoke that tore a write, and more
@@ -344,6 +350,7 @@ struct sacred_region {
 	u32 nr_acl;
 	u32 nr_writers;
 	u32 writer;
+	u32 last_writer;
 	u64 ballot;
 	u64 raced;
 	u64 tag;

@@ -581,8 +581,12 @@ static int sacred_perm_apply(struct sacred_region *region,
 	 * about to be), but nothing is granted - a FAILED reply never
 	 * widens access, now or at the next attach.
 	 */
-	xa_for_each(&region->acl, pid, e)
+	region->last_writer = 0;
+	xa_for_each(&region->acl, pid, e) {
 		e->cur = sw->reg_err ? e->cur & e->next : e->next;
+		if (e->cur & SACRED_WRITE_BITS)
+			region->last_writer = pid;
+	}
 	region->epoch++;
 	return sw->reg_err;
 }
@@ -840,6 +844,30 @@ static bool sacred_perm_fences(struct sacred_region *region, u32 requester,
 }
 
 /*
+ * Would @chg, if its policy accepted it, take write from a connected
+ * process - known without deciding (sacred_policy_takes_write()), from
+ * the member that held write when access was last applied? Such a change
+ * needs the work path, which decides it once: decided here and taken
+ * back, the first decision after a context switch measured as much as
+ * the work path's own steps before its fence in a TCG guest
+ * (bench/results/runs/abswitch.md). A wrong "no" costs that detour;
+ * sacred_perm_fences() after the decision still catches every fence.
+ */
+static bool
+sacred_perm_takes_from_connected_writer(struct sacred_region *region,
+					const struct sacred_perm_change *chg)
+{
+	u32 writer = region->last_writer;
+	struct sacred_peer *peer;
+
+	if (!writer || writer == chg->requester ||
+	    !sacred_policy_takes_write(region, chg))
+		return false;
+	peer = xa_load(&region->mem->peers, writer);
+	return peer && sacred_peer_ep(peer);
+}
+
+/*
  * Apply, in the receive completion, what the change just decided takes
  * from the others: each loser has no connection (checked), so its MR,
  * if it grants what is lost, is replaced by sacred_perm_sync() before
@@ -897,7 +925,10 @@ static int sacred_perm_cq_post(struct sacred_grant *grant,
  * all a policy may take from others, is connected. A built-in policy
  * changes nothing but the ACL's @next and the fenced policy's ballot, so
  * its decision is made, and undone when it would fence someone: the work
- * path then makes it again.
+ * path then makes it again. The common such case - a request for write
+ * while another process that holds it is connected, under the
+ * exclusive-writer rules - is told before deciding, and goes to the work
+ * path at once (sacred_perm_takes_from_connected_writer()).
  *
  * The requester's new access is registered on @chg->via (or its key
  * invalidated, when it keeps nothing), its reply follows on the same send
@@ -937,6 +968,8 @@ bool sacred_perm_change_cq(struct sacred_region *region,
 		return false;
 	if (!sacred_policy_undoable(region->policy) &&
 	    sacred_perm_fences(region, chg->requester, SACRED_WRITE_BITS))
+		return false;
+	if (sacred_perm_takes_from_connected_writer(region, chg))
 		return false;
 
 	ballot = region->ballot;
@@ -978,8 +1011,12 @@ bool sacred_perm_change_cq(struct sacred_region *region,
 	}
 	sacred_perm_cq_losers(region, chg->requester);
 	/* As sacred_perm_apply(): a failed change never widens access. */
-	xa_for_each(&region->acl, pid, e)
+	region->last_writer = 0;
+	xa_for_each(&region->acl, pid, e) {
 		e->cur = ret ? e->cur & e->next : e->next;
+		if (e->cur & SACRED_WRITE_BITS)
+			region->last_writer = pid;
+	}
 	region->epoch++;
 	csw->ev.err = ret;
 	return true;
@@ -1128,9 +1165,12 @@ int sacred_perm_set_acl(struct sacred_region *region, struct xarray *acl,
 		kfree(old);
 	}
 	WRITE_ONCE(region->nr_acl, 0);
+	region->last_writer = 0;
 	xa_for_each(acl, pid, e) {
 		xa_erase(acl, pid);
 		WRITE_ONCE(region->nr_acl, region->nr_acl + 1);
+		if (e->cur & SACRED_WRITE_BITS)
+			region->last_writer = pid;
 		/* The slot exists (reserved or in use): this cannot fail. */
 		old = xa_store(&region->acl, pid, e, GFP_KERNEL);
 		if (WARN_ON_ONCE(xa_is_err(old))) {

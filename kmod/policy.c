@@ -19,6 +19,11 @@
  *                  that the change needs a fence, and take the decision
  *                  back (sacred_policy_undo()) for the work path to make
  *                  again; every built-in policy is, a program is not
+ *   takes_write(r, c)  would decide() accept by taking write from every
+ *                  other member? Told without deciding, so that the CQ
+ *                  path sends a change that would fence a connected
+ *                  writer to the work path at once (exclusive-writer and
+ *                  fenced say; the others never take write that way)
  *
  * The policies (Documentation/policies.rst has the why):
  *   static            ACL = permissions; no runtime change
@@ -84,14 +89,24 @@ static u32 sacred_policy_refuse_swmr(struct sacred_region *region,
  * The requester gets what it asks for within its ACL entry; if that
  * includes write, every other writer keeps only read.
  */
+/* Is @chg's requester a member whose max covers what it asks for? */
+static struct sacred_acl_entry *
+sacred_policy_member(struct sacred_region *region,
+		     const struct sacred_perm_change *chg)
+{
+	struct sacred_acl_entry *self = xa_load(&region->acl, chg->requester);
+
+	return self && !(chg->access & ~self->max) ? self : NULL;
+}
+
 static u32 sacred_policy_exclusive(struct sacred_region *region,
 				   const struct sacred_perm_change *chg)
 {
 	struct sacred_acl_entry *self, *e;
 	unsigned long pid;
 
-	self = xa_load(&region->acl, chg->requester);
-	if (!self || (chg->access & ~self->max))
+	self = sacred_policy_member(region, chg);
+	if (!self)
 		return SACRED_REFUSE_NOT_MEMBER;
 
 	if (chg->access & SACRED_WRITE_BITS)
@@ -100,6 +115,20 @@ static u32 sacred_policy_exclusive(struct sacred_region *region,
 				e->next &= ~SACRED_WRITE_BITS;
 	self->next = chg->access;
 	return SACRED_REFUSE_NONE;
+}
+
+static bool sacred_policy_exclusive_takes(struct sacred_region *region,
+					  const struct sacred_perm_change *chg)
+{
+	return (chg->access & SACRED_WRITE_BITS) &&
+	       sacred_policy_member(region, chg);
+}
+
+static bool sacred_policy_fenced_takes(struct sacred_region *region,
+				       const struct sacred_perm_change *chg)
+{
+	return chg->ballot > region->ballot &&
+	       sacred_policy_exclusive_takes(region, chg);
 }
 
 static u32 sacred_policy_fenced(struct sacred_region *region,
@@ -149,6 +178,7 @@ static const struct sacred_policy_ops sacred_policies[] = {
 		.undoable	= true,
 		.initial	= sacred_policy_read,
 		.decide		= sacred_policy_exclusive,
+		.takes_write	= sacred_policy_exclusive_takes,
 	},
 	[SACRED_POLICY_SWMR] = {
 		.name		= "swmr",
@@ -168,6 +198,7 @@ static const struct sacred_policy_ops sacred_policies[] = {
 		.undoable	= true,
 		.initial	= sacred_policy_read,
 		.decide		= sacred_policy_fenced,
+		.takes_write	= sacred_policy_fenced_takes,
 	},
 	[SACRED_POLICY_BPF] = {
 		.name		= "bpf",
@@ -242,6 +273,28 @@ u32 sacred_policy_decide(struct sacred_region *region,
 	if (reason)
 		sacred_policy_reset(region);
 	return reason;
+}
+
+/**
+ * sacred_policy_takes_write() - would @chg take write from all others?
+ * @region: the region
+ * @chg: the request
+ *
+ * Answered without deciding: true only where the region's policy, if it
+ * decided now, would accept @chg and take write from everyone else (the
+ * exclusive-writer rules). perm.c's CQ path asks before it decides, so
+ * that a request which would fence a connected writer goes to the work
+ * path without a decision made and taken back in the receive completion.
+ *
+ * Context: mem->lock or mem->cq_lock held.
+ * Return: true if it would; false if not, or if the policy does not say.
+ */
+bool sacred_policy_takes_write(struct sacred_region *region,
+			       const struct sacred_perm_change *chg)
+{
+	const struct sacred_policy_ops *pol = &sacred_policies[region->policy];
+
+	return pol->takes_write && pol->takes_write(region, chg);
 }
 
 /**

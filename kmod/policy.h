@@ -17,6 +17,9 @@
  * @decide: 0 with every ACL entry's @next set, or a refuse reason
  * @undoable: @decide changes nothing but the ACL's @next and the region's
  *	ballot: sacred_policy_undo() takes a decision back
+ * @takes_write: true if @decide would accept the change by taking write
+ *	from every other member, told without deciding; NULL where the
+ *	policy never does (sacred_policy_takes_write())
  */
 struct sacred_policy_ops {
 	const char *name;
@@ -25,6 +28,8 @@ struct sacred_policy_ops {
 	u32 (*decide)(struct sacred_region *region,
 		      const struct sacred_perm_change *chg);
 	bool undoable;
+	bool (*takes_write)(struct sacred_region *region,
+			    const struct sacred_perm_change *chg);
 };
 
 bool sacred_access_valid(u32 access);
@@ -32,6 +37,8 @@ bool sacred_policy_args_valid(u8 policy, const struct sacred_perm_change *chg);
 const struct sacred_policy_ops *sacred_policy(u8 policy);
 u32 sacred_policy_decide(struct sacred_region *region,
 			 const struct sacred_perm_change *chg);
+bool sacred_policy_takes_write(struct sacred_region *region,
+			       const struct sacred_perm_change *chg);
 bool sacred_policy_undoable(u8 policy);
 void sacred_policy_undo(struct sacred_region *region, u64 ballot);
 

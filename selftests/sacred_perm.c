@@ -360,8 +360,9 @@ TEST_F(perm_ew, own_change_is_answered_in_the_receive_completion)
 	EXPECT_EQ(0, st_try_write(f, 2, 0, 2));
 
 	/*
-	 * 1 takes write from 2, which is connected: the decision would
-	 * fence it, so it is taken back and made again under the mutex.
+	 * 1 takes write from 2, which is connected: that needs a fence,
+	 * so the change is decided under the mutex (told before deciding:
+	 * perm_write_from_a_connected_writer below).
 	 */
 	ASSERT_EQ(0, st_ask_in_cq(f, 1, RW, &res, &n));
 	EXPECT_EQ(0, n);
@@ -369,6 +370,54 @@ TEST_F(perm_ew, own_change_is_answered_in_the_receive_completion)
 	EXPECT_EQ(2, st_peek(_metadata, f, 0));
 	EXPECT_EQ(0, st_try_write(f, 1, 0, 3));
 	EXPECT_EQ(3, st_peek(_metadata, f, 0));
+}
+
+/*
+ * Taking write from a connected writer needs a fence: the CQ handler
+ * leaves it to the work path (PEER_CQ_CHANGES does not move), whether it
+ * knows that before deciding (exclusive-writer, fenced: a request for
+ * write takes it from everyone) or only once it decided, and takes the
+ * decision back (revoke-only). A refusal fences nobody and is answered
+ * there, whoever writes: a stale ballot, a policy that changes nothing.
+ */
+TEST_F(perm, write_from_a_connected_writer_is_decided_on_the_work_path)
+{
+	struct st_procs *f = &self->s;
+	uint8_t pol = variant->policy;
+	struct sacred_perm_result res;
+	uint64_t n;
+
+	/* 1 holds write: its own grant, or what its ACL entry gives. */
+	if (pol == SACRED_POLICY_EXCLUSIVE_WRITER)
+		ASSERT_EQ(0, st_ask_in_cq(f, 1, RW, &res, &n));
+	if (pol == SACRED_POLICY_FENCED)
+		ASSERT_EQ(0, st_ask_counted(f, 1, RW, 5, 0, &res, &n));
+	ASSERT_EQ(0, st_try_write(f, 1, 0, 1));
+
+	switch (pol) {
+	case SACRED_POLICY_FENCED:
+		/* A ballot not above 5 is refused, fencing nobody. */
+		EXPECT_EQ(-EPERM, st_ask_counted(f, 2, RW, 5, 0, &res, &n));
+		EXPECT_EQ(SACRED_REFUSE_STALE_BALLOT, res.reason);
+		EXPECT_EQ(1, n);
+		EXPECT_EQ(0, st_try_write(f, 1, 0, 2));
+		ASSERT_EQ(0, st_ask_counted(f, 2, RW, 6, 0, &res, &n));
+		break;
+	case SACRED_POLICY_EXCLUSIVE_WRITER:
+		ASSERT_EQ(0, st_ask_counted(f, 2, RW, 0, 0, &res, &n));
+		break;
+	case SACRED_POLICY_REVOKE_ONLY:
+		ASSERT_EQ(0, st_ask_counted(f, 2, 0, 0, 1, &res, &n));
+		break;
+	default:
+		EXPECT_EQ(-EPERM, st_ask_counted(f, 2, RW, 0, 0, &res, &n));
+		EXPECT_EQ(1, n);
+		EXPECT_EQ(0, st_try_write(f, 1, 0, 2));
+		return;
+	}
+	EXPECT_EQ(0, n);
+	EXPECT_NE(0, st_try_write(f, 1, 0, 0xbad));
+	EXPECT_NE(0xbad, st_peek(_metadata, f, 0));
 }
 
 TEST_F(perm, admin_perm_set_runs_the_policy)

@@ -538,22 +538,31 @@ static inline int st_ask(struct st_procs *s, int pid, uint32_t access,
 }
 
 /*
- * st_ask() with no ballot or target, and how many of @pid's changes the
- * instance answered in their receive completion meanwhile (*@in_cq: 1 if
- * this one was, 0 if not; counts read with st_cq_changes() right before
- * and after, UINT64_MAX if either is unknown).
+ * st_ask(), and how many of @pid's changes the instance answered in their
+ * receive completion meanwhile (*@in_cq: 1 if this one was, 0 if not;
+ * counts read with st_cq_changes() right before and after, UINT64_MAX if
+ * either is unknown).
  */
-static inline int st_ask_in_cq(struct st_procs *s, int pid, uint32_t access,
-			       struct sacred_perm_result *res,
-			       uint64_t *in_cq)
+static inline int st_ask_counted(struct st_procs *s, int pid, uint32_t access,
+				 uint64_t ballot, uint32_t target,
+				 struct sacred_perm_result *res,
+				 uint64_t *in_cq)
 {
 	uint64_t before = st_cq_changes(s, pid), after;
-	int ret = st_ask(s, pid, access, 0, 0, res);
+	int ret = st_ask(s, pid, access, ballot, target, res);
 
 	after = st_cq_changes(s, pid);
 	*in_cq = before == UINT64_MAX || after == UINT64_MAX ?
 		 UINT64_MAX : after - before;
 	return ret;
+}
+
+/* st_ask_counted() with no ballot or target. */
+static inline int st_ask_in_cq(struct st_procs *s, int pid, uint32_t access,
+			       struct sacred_perm_result *res,
+			       uint64_t *in_cq)
+{
+	return st_ask_counted(s, pid, access, 0, 0, res, in_cq);
 }
 
 /* Write a word as @pid; on a broken connection, reconnect. */
