@@ -552,6 +552,26 @@ static int sacred_perm_settle_end(struct sacred_switch *sw)
 }
 
 /*
+ * The end of a change on either path: every ACL entry's @next becomes its
+ * @cur - or, when the change @failed, only what @next keeps of it (a
+ * failed change never widens access) - the region's last_writer follows,
+ * and the epoch is bumped.
+ */
+static void sacred_perm_commit(struct sacred_region *region, bool failed)
+{
+	struct sacred_acl_entry *e;
+	unsigned long pid;
+
+	region->last_writer = 0;
+	xa_for_each(&region->acl, pid, e) {
+		e->cur = failed ? e->cur & e->next : e->next;
+		if (e->cur & SACRED_WRITE_BITS)
+			region->last_writer = pid;
+	}
+	region->epoch++;
+}
+
+/*
  * Apply the @next of every ACL entry, then make it @cur and bump the
  * epoch. The requester's new access is registered on @via.
  */
@@ -560,7 +580,6 @@ static int sacred_perm_apply(struct sacred_region *region,
 			     struct sacred_switch *sw)
 {
 	struct sacred_acl_entry *e;
-	unsigned long pid;
 
 	e = via ? xa_load(&region->acl, requester) : NULL;
 	if (e && e->next) {
@@ -581,13 +600,7 @@ static int sacred_perm_apply(struct sacred_region *region,
 	 * about to be), but nothing is granted - a FAILED reply never
 	 * widens access, now or at the next attach.
 	 */
-	region->last_writer = 0;
-	xa_for_each(&region->acl, pid, e) {
-		e->cur = sw->reg_err ? e->cur & e->next : e->next;
-		if (e->cur & SACRED_WRITE_BITS)
-			region->last_writer = pid;
-	}
-	region->epoch++;
+	sacred_perm_commit(region, sw->reg_err);
 	return sw->reg_err;
 }
 
@@ -952,9 +965,8 @@ bool sacred_perm_change_cq(struct sacred_region *region,
 	struct sacred_ep *via = chg->via;
 	struct sacred_peer *peer = sacred_ep_peer(via);
 	struct sacred_mem *mem = region->mem;
-	struct sacred_acl_entry *self, *e;
+	struct sacred_acl_entry *self;
 	struct sacred_grant *grant;
-	unsigned long pid;
 	u64 ballot;
 	int ret = 0;
 
@@ -1011,13 +1023,7 @@ bool sacred_perm_change_cq(struct sacred_region *region,
 	}
 	sacred_perm_cq_losers(region, chg->requester);
 	/* As sacred_perm_apply(): a failed change never widens access. */
-	region->last_writer = 0;
-	xa_for_each(&region->acl, pid, e) {
-		e->cur = ret ? e->cur & e->next : e->next;
-		if (e->cur & SACRED_WRITE_BITS)
-			region->last_writer = pid;
-	}
-	region->epoch++;
+	sacred_perm_commit(region, ret);
 	csw->ev.err = ret;
 	return true;
 }

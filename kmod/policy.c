@@ -85,10 +85,6 @@ static u32 sacred_policy_refuse_swmr(struct sacred_region *region,
 	return SACRED_REFUSE_SWMR;
 }
 
-/*
- * The requester gets what it asks for within its ACL entry; if that
- * includes write, every other writer keeps only read.
- */
 /* Is @chg's requester a member whose max covers what it asks for? */
 static struct sacred_acl_entry *
 sacred_policy_member(struct sacred_region *region,
@@ -99,6 +95,10 @@ sacred_policy_member(struct sacred_region *region,
 	return self && !(chg->access & ~self->max) ? self : NULL;
 }
 
+/*
+ * The requester gets what it asks for within its ACL entry; if that
+ * includes write, every other writer keeps only read.
+ */
 static u32 sacred_policy_exclusive(struct sacred_region *region,
 				   const struct sacred_perm_change *chg)
 {

@@ -362,7 +362,7 @@ TEST_F(perm_ew, own_change_is_answered_in_the_receive_completion)
 	/*
 	 * 1 takes write from 2, which is connected: that needs a fence,
 	 * so the change is decided under the mutex (told before deciding:
-	 * perm_write_from_a_connected_writer below).
+	 * perm.write_from_a_connected_writer_is_decided_on_the_work_path).
 	 */
 	ASSERT_EQ(0, st_ask_in_cq(f, 1, RW, &res, &n));
 	EXPECT_EQ(0, n);
