@@ -61,6 +61,7 @@
 #include <rdma/rdma_cm.h>
 #include "ep.h"
 #include "poll.h"
+#include "trace.h"
 
 /*
  * Replies on a send queue at once. A process holds SACRED_CREDITS
@@ -414,6 +415,8 @@ static void sacred_ep_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		sacred_ep_release(ep);
 		return;
 	}
+	trace_sacred_request_recv(ep->peer, sacred_ep_qp(ep)->qp_num,
+				  slot->index);
 
 	/*
 	 * The request's PSN is at least the sample its receive was posted
@@ -444,6 +447,8 @@ static void sacred_ep_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		list_add_tail(&slot->list, &ep->pending);
 		spin_unlock_irqrestore(&ep->lock, flags);
 	}
+	trace_sacred_request_queue(ep->peer, sacred_ep_qp(ep)->qp_num,
+				   slot->index);
 	queue_work(sacred_wq, &ep->work);
 }
 
@@ -604,6 +609,19 @@ err:
 	return ret;
 }
 
+/* The tracepoint of a posted reply, with the status it tells. */
+static void sacred_ep_trace_reply(struct sacred_ep *ep, unsigned int slot,
+				  bool in_cq)
+{
+	const struct sacred_wire_reply *rep;
+
+	if (!trace_sacred_request_reply_enabled())
+		return;
+	rep = (void *)(ep->buf + sacred_tx_off(slot));
+	trace_sacred_request_reply(ep->peer, sacred_ep_qp(ep)->qp_num, slot,
+				   le32_to_cpu(rep->status), in_cq);
+}
+
 /**
  * sacred_ep_reply() - send the reply built in a slot's send buffer
  * @ep: the endpoint, usable (sacred_ep_usable())
@@ -620,10 +638,12 @@ err:
 void sacred_ep_reply(struct sacred_ep *ep, unsigned int slot)
 {
 	lockdep_assert_held(&ep->peer->mem->lock);
-	if (sacred_ep_post_reply(ep, &ep->slot[slot]))
+	if (sacred_ep_post_reply(ep, &ep->slot[slot])) {
 		sacred_ep_release(ep);
-	else
-		sacred_ep_sample_psn(ep);
+		return;
+	}
+	sacred_ep_trace_reply(ep, slot, false);
+	sacred_ep_sample_psn(ep);
 }
 
 /**
@@ -644,6 +664,8 @@ void sacred_ep_reply_cq(struct sacred_ep *ep, unsigned int slot)
 	lockdep_assert_held(&ep->peer->mem->cq_lock);
 	if (sacred_ep_post_reply(ep, &ep->slot[slot]))
 		sacred_ep_release(ep);
+	else
+		sacred_ep_trace_reply(ep, slot, true);
 }
 
 static void sacred_ep_work(struct work_struct *work)
@@ -664,6 +686,8 @@ static void sacred_ep_work(struct work_struct *work)
 		if (!slot)
 			return;
 
+		trace_sacred_request_work(ep->peer, sacred_ep_qp(ep)->qp_num,
+					  slot->index);
 		ib_dma_sync_single_for_cpu(ibdev,
 					   ep->dma + sacred_rx_off(slot->index),
 					   SACRED_WIRE_MSG_MAX, DMA_FROM_DEVICE);
@@ -671,6 +695,8 @@ static void sacred_ep_work(struct work_struct *work)
 			      (void *)(ep->buf + sacred_rx_off(slot->index)),
 			      slot->len,
 			      (void *)(ep->buf + sacred_tx_off(slot->index)));
+		trace_sacred_request_done(ep->peer, sacred_ep_qp(ep)->qp_num,
+					  slot->index);
 	}
 }
 
@@ -679,6 +705,7 @@ static void sacred_ep_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct sacred_ep *ep =
 		container_of(wc->wr_cqe, struct sacred_ep, drain_cqe);
 
+	trace_sacred_fence_end(ep->peer, sacred_ep_qp(ep)->qp_num);
 	complete_all(&ep->fenced);
 }
 
@@ -713,6 +740,7 @@ void sacred_ep_fence_start(struct sacred_ep *ep)
 	if (!ret) {
 		/* As in sacred_ep_post_send(): the flush runs here. */
 		local_bh_disable();
+		trace_sacred_fence_start(ep->peer, qp->qp_num);
 		ret = ib_post_recv(qp, &wr, NULL);
 		local_bh_enable();
 	}

@@ -14,6 +14,7 @@
  */
 #include <linux/compiler.h>
 #include "notify.h"
+#include "trace.h"
 
 static const struct sacred_notify_ops *sacred_notify_ops;
 
@@ -73,6 +74,7 @@ void sacred_notify_perm(struct sacred_region *region,
 {
 	const struct sacred_notify_ops *ops = READ_ONCE(sacred_notify_ops);
 
+	trace_sacred_change_end(region, ev);
 	if (ops)
 		ops->perm(region, ev, gfp);
 }

@@ -109,6 +109,7 @@
 #include "peer.h"
 #include "perm.h"
 #include "policy.h"
+#include "trace.h"
 
 #define SACRED_KEY_REGS_MAX	255
 
@@ -313,7 +314,9 @@ static int sacred_grant_post_reg(struct sacred_grant *grant,
 	reg.key = grant->mr->rkey;
 	reg.access = ib_access_of(access);
 
-	return sacred_ep_post_send(ep, grant->access ? &inv : &reg.wr);
+	ret = sacred_ep_post_send(ep, grant->access ? &inv : &reg.wr);
+	trace_sacred_grant_register(grant, access, grant->regs == 1, ret);
+	return ret;
 }
 
 /* The end of a registration: VALID(@access), or a fresh MR on failure. */
@@ -404,6 +407,18 @@ void sacred_grant_free(struct sacred_grant *grant)
 	kfree(grant);
 }
 
+/* The tracepoint of a round of losers' invalidations. */
+static void sacred_perm_trace_invalidate(struct sacred_region *region,
+					 const struct sacred_op *ops,
+					 unsigned int n)
+{
+	unsigned int i, done = 0;
+
+	for (i = 0; i < n; i++)
+		done += ops[i].invalidated;
+	trace_sacred_change_invalidate(region, n, done);
+}
+
 /*
  * Start taking away what every ACL member loses (@cur bits not in @next),
  * as the revoke guarantee says, and post @sw->reg's registration for
@@ -472,6 +487,8 @@ static void sacred_perm_settle(struct sacred_region *region,
 	for (i = 0; i < n; i++)
 		if (ops[i].invalidated && sacred_wait_until(&ops[i].w, deadline))
 			ops[i].invalidated = false;
+	if (trace_sacred_change_invalidate_enabled())
+		sacred_perm_trace_invalidate(region, ops, n);
 
 	for (i = 0; i < n; i++)
 		if (ops[i].fence)
@@ -631,6 +648,7 @@ int sacred_perm_change(struct sacred_region *region,
 	sw->region = region;
 	sw->chg = *chg;
 	*reason = sacred_policy_decide(region, chg);
+	trace_sacred_change_decide(region, chg, *reason, false);
 	sw->reason = *reason;
 	if (!*reason)
 		sw->err = sacred_perm_apply(region, chg->via, chg->requester,
@@ -986,6 +1004,7 @@ bool sacred_perm_change_cq(struct sacred_region *region,
 
 	ballot = region->ballot;
 	csw->ev.reason = sacred_policy_decide(region, chg);
+	trace_sacred_change_decide(region, chg, csw->ev.reason, true);
 	if (!csw->ev.reason && sacred_perm_fences(region, chg->requester, 0)) {
 		if (WARN_ON_ONCE(!sacred_policy_undoable(region->policy)))
 			return false;	/* cannot happen: checked above */

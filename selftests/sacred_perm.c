@@ -9,10 +9,18 @@
  * nothing, that a revoked writer's next write fails with the data
  * untouched, that it can reconnect and re-attach, and the epoch. Also:
  * key rotation past the 8-bit key space, which changes are answered in
- * their receive completion, PERM_SET over netlink, the peer list, and
- * regions or instances deleted under connected processes.
+ * their receive completion, PERM_SET over netlink, the peer list,
+ * regions or instances deleted under connected processes, and the
+ * module's tracepoints.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mount.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <linux/sacred.h>
@@ -370,6 +378,177 @@ TEST_F(perm_ew, own_change_is_answered_in_the_receive_completion)
 	EXPECT_EQ(2, st_peek(_metadata, f, 0));
 	EXPECT_EQ(0, st_try_write(f, 1, 0, 3));
 	EXPECT_EQ(3, st_peek(_metadata, f, 0));
+}
+
+/* tracefs, where the guest mounts it (mounted here if it is not). */
+#define TR "/sys/kernel/tracing/"
+
+static int tr_write(const char *file, const char *val)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), TR "%s", file);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -EIO;
+}
+
+/* The trace buffer's text, split into lines; NULL if it cannot be read. */
+static char *tr_read(char ***lines, int *nr)
+{
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap), *p, *save;
+	ssize_t n;
+	int fd, i = 0;
+
+	fd = open(TR "trace", O_RDONLY);
+	if (fd < 0 || !buf)
+		goto err;
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += n;
+		if (cap - len < 4096) {
+			p = realloc(buf, cap * 2);
+			if (!p)
+				goto err;
+			buf = p;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	fd = -1;
+	buf[len] = '\0';
+	*lines = calloc(len / 16 + 2, sizeof(char *));
+	if (!*lines)
+		goto err;
+	for (p = strtok_r(buf, "\n", &save); p; p = strtok_r(NULL, "\n", &save))
+		if (p[0] != '#')
+			(*lines)[i++] = p;
+	*nr = i;
+	return buf;
+err:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return NULL;
+}
+
+/*
+ * The first line from @from on of event @ev (": ev: ") holding every one
+ * of the NULL-terminated strings that follow; -1 if none.
+ */
+static int tr_find(char **lines, int nr, int from, const char *ev, ...)
+{
+	char name[64];
+	const char *s;
+	va_list ap;
+	int i;
+
+	snprintf(name, sizeof(name), ": %s: ", ev);
+	for (i = from < 0 ? 0 : from; i < nr; i++) {
+		if (!strstr(lines[i], name))
+			continue;
+		va_start(ap, ev);
+		while ((s = va_arg(ap, const char *)) && strstr(lines[i], s))
+			;
+		va_end(ap);
+		if (!s)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * The tracepoints (kmod/trace.h; scripts/switch-steps reads them) name
+ * the steps of a request on each path, in the order they happen: an own
+ * grant answered in its receive completion, then the revoke of a
+ * connected writer on the work path - decided, the writer's LOCAL_INV,
+ * its fence, the requester's REG_MR, the reply, the change's end.
+ */
+TEST_F(perm_ew, tracepoints_name_the_steps_of_each_path)
+{
+	struct st_procs *f = &self->f;
+	struct sacred_perm_result res;
+	char m[32], p1[32], p2[32], req2[32];
+	int nr = 0, recv, work, fence, reply;
+	char **ln = NULL, *buf;
+	uint64_t n;
+
+	if (access(TR "trace", F_OK))
+		mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	ASSERT_EQ(0, access(TR "events/sacred/enable", W_OK));
+	ASSERT_EQ(0, tr_write("tracing_on", "0"));
+	ASSERT_EQ(0, tr_write("trace_clock", "mono"));
+	ASSERT_EQ(0, tr_write("trace", ""));
+	ASSERT_EQ(0, tr_write("events/sacred/enable", "1"));
+	ASSERT_EQ(0, tr_write("tracing_on", "1"));
+	EXPECT_EQ(0, st_ask_in_cq(f, 1, RW, &res, &n));
+	EXPECT_EQ(1, n);
+	EXPECT_EQ(0, st_ask_in_cq(f, 2, RW, &res, &n));
+	EXPECT_EQ(0, n);
+	tr_write("tracing_on", "0");
+	tr_write("events/sacred/enable", "0");
+	buf = tr_read(&ln, &nr);
+	tr_write("trace_clock", "local");	/* which empties the buffer */
+	ASSERT_NE(NULL, buf);
+
+	snprintf(m, sizeof(m), "mem=%u ", f->mem.id);
+	snprintf(p1, sizeof(p1), "process=1 ");
+	snprintf(p2, sizeof(p2), "process=2 ");
+	snprintf(req2, sizeof(req2), "requester=2 ");
+
+	/* 1's own grant: decided, registered and answered in the CQ. */
+	recv = tr_find(ln, nr, 0, "sacred_request_recv", m, p1, NULL);
+	EXPECT_LE(0, recv);
+	EXPECT_LT(recv, tr_find(ln, nr, recv, "sacred_change_decide", m,
+				"requester=1 ", "reason=0 ", "path=cq", NULL));
+	EXPECT_LT(recv, tr_find(ln, nr, recv, "sacred_grant_register", m,
+				p1, "access=0x3 ", "err=0", NULL));
+	reply = tr_find(ln, nr, recv, "sacred_request_reply", m, p1,
+			"status=0 ", "path=cq", NULL);
+	EXPECT_LT(recv, reply);
+	EXPECT_EQ(-1, tr_find(ln, nr, recv, "sacred_request_queue", m, p1,
+			      NULL));
+
+	/* 2 takes write from 1: the work path, in this order. */
+	recv = tr_find(ln, nr, reply, "sacred_request_recv", m, p2, NULL);
+	EXPECT_LT(reply, recv);
+	EXPECT_LT(recv, tr_find(ln, nr, recv, "sacred_request_queue", m, p2,
+				NULL));
+	work = tr_find(ln, nr, recv, "sacred_request_work", m, p2, NULL);
+	EXPECT_LT(recv, work);
+	EXPECT_EQ(-1, tr_find(ln, nr, recv, "sacred_change_decide", m, req2,
+			      "path=cq", NULL));
+	work = tr_find(ln, nr, work, "sacred_change_decide", m, req2,
+		       "reason=0 ", "path=work", NULL);
+	EXPECT_LE(0, work);
+	work = tr_find(ln, nr, work, "sacred_change_invalidate", m,
+		       "losers=1 ", "invalidated=1", NULL);
+	EXPECT_LE(0, work);
+	fence = tr_find(ln, nr, work, "sacred_fence_start", m, p1, NULL);
+	EXPECT_LE(0, fence);
+	reply = tr_find(ln, nr, fence, "sacred_request_reply", m, p2,
+			"status=0 ", "path=work", NULL);
+	EXPECT_LT(fence, reply);
+	/* The drain's completion and the REG_MR: both before the reply. */
+	work = tr_find(ln, nr, fence, "sacred_fence_end", m, p1, NULL);
+	EXPECT_LE(0, work);
+	EXPECT_LT(work, reply);
+	work = tr_find(ln, nr, fence, "sacred_grant_register", m, p2,
+		       "access=0x3 ", "err=0", NULL);
+	EXPECT_LE(0, work);
+	EXPECT_LT(work, reply);
+	work = tr_find(ln, nr, reply, "sacred_change_end", m, req2,
+		       "reason=0 ", "err=0", NULL);
+	EXPECT_LT(reply, work);
+	EXPECT_LT(work, tr_find(ln, nr, work, "sacred_request_done", m, p2,
+				NULL));
+	free(ln);
+	free(buf);
 }
 
 /*
