@@ -133,8 +133,11 @@ FIXTURE_SETUP(cons)
 
 	if (!st_open(_metadata, &self->ctrl, NR_MEMS, 0))
 		return;
-	ASSERT_EQ(0, mems_new(self->ctrl, NR_MEMS, TEST_CM_PORT, self->mem,
-			      self->have, NULL));
+	/*
+	 * The program first: the harness runs no teardown after a failed
+	 * setup, and memories left behind would hold the port for every
+	 * test after this one.
+	 */
 	if (variant->prog) {
 		char path[128];
 
@@ -148,6 +151,8 @@ FIXTURE_SETUP(cons)
 		ASSERT_EQ(0, bpf_object__load(obj));
 		prog_fd = bpf_program__fd(prog);
 	}
+	ASSERT_EQ(0, mems_new(self->ctrl, NR_MEMS, TEST_CM_PORT, self->mem,
+			      self->have, NULL));
 	for (k = 0; k < ROUNDS; k++) {
 		ASSERT_EQ(0, pmp_region_everywhere(self->ctrl, self->mem,
 						   CONS_BASE + k, variant,
