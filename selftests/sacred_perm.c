@@ -422,7 +422,8 @@ static char *tr_read(char ***lines, int *nr)
 	close(fd);
 	fd = -1;
 	buf[len] = '\0';
-	*lines = calloc(len / 16 + 2, sizeof(char *));
+	/* A line kept is at least one byte and its newline. */
+	*lines = calloc(len / 2 + 1, sizeof(char *));
 	if (!*lines)
 		goto err;
 	for (p = strtok_r(buf, "\n", &save); p; p = strtok_r(NULL, "\n", &save))
@@ -473,8 +474,10 @@ TEST_F(perm_ew, tracepoints_name_the_steps_of_each_path)
 {
 	struct st_procs *f = &self->f;
 	struct sacred_perm_result res;
-	char m[32], p1[32], p2[32], req2[32];
-	int nr = 0, recv, work, fence, reply;
+	const char *p1 = "process=1 ", *p2 = "process=2 ";
+	const char *req2 = "requester=2 ";
+	int nr = 0, recv, at, fence, reply;
+	char m[32];
 	char **ln = NULL, *buf;
 	uint64_t n;
 
@@ -497,9 +500,6 @@ TEST_F(perm_ew, tracepoints_name_the_steps_of_each_path)
 	ASSERT_NE(NULL, buf);
 
 	snprintf(m, sizeof(m), "mem=%u ", f->mem.id);
-	snprintf(p1, sizeof(p1), "process=1 ");
-	snprintf(p2, sizeof(p2), "process=2 ");
-	snprintf(req2, sizeof(req2), "requester=2 ");
 
 	/* 1's own grant: decided, registered and answered in the CQ. */
 	recv = tr_find(ln, nr, 0, "sacred_request_recv", m, p1, NULL);
@@ -519,34 +519,34 @@ TEST_F(perm_ew, tracepoints_name_the_steps_of_each_path)
 	EXPECT_LT(reply, recv);
 	EXPECT_LT(recv, tr_find(ln, nr, recv, "sacred_request_queue", m, p2,
 				NULL));
-	work = tr_find(ln, nr, recv, "sacred_request_work", m, p2, NULL);
-	EXPECT_LT(recv, work);
+	at = tr_find(ln, nr, recv, "sacred_request_work", m, p2, NULL);
+	EXPECT_LT(recv, at);
 	EXPECT_EQ(-1, tr_find(ln, nr, recv, "sacred_change_decide", m, req2,
 			      "path=cq", NULL));
-	work = tr_find(ln, nr, work, "sacred_change_decide", m, req2,
-		       "reason=0 ", "path=work", NULL);
-	EXPECT_LE(0, work);
-	work = tr_find(ln, nr, work, "sacred_change_invalidate", m,
-		       "losers=1 ", "invalidated=1", NULL);
-	EXPECT_LE(0, work);
-	fence = tr_find(ln, nr, work, "sacred_fence_start", m, p1, NULL);
+	at = tr_find(ln, nr, at, "sacred_change_decide", m, req2,
+		     "reason=0 ", "path=work", NULL);
+	EXPECT_LE(0, at);
+	at = tr_find(ln, nr, at, "sacred_change_invalidate", m,
+		     "losers=1 ", "invalidated=1", NULL);
+	EXPECT_LE(0, at);
+	fence = tr_find(ln, nr, at, "sacred_fence_start", m, p1, NULL);
 	EXPECT_LE(0, fence);
 	reply = tr_find(ln, nr, fence, "sacred_request_reply", m, p2,
 			"status=0 ", "path=work", NULL);
 	EXPECT_LT(fence, reply);
 	/* The drain's completion and the REG_MR: both before the reply. */
-	work = tr_find(ln, nr, fence, "sacred_fence_end", m, p1, NULL);
-	EXPECT_LE(0, work);
-	EXPECT_LT(work, reply);
-	work = tr_find(ln, nr, fence, "sacred_grant_register", m, p2,
-		       "access=0x3 ", "err=0", NULL);
-	EXPECT_LE(0, work);
-	EXPECT_LT(work, reply);
-	work = tr_find(ln, nr, reply, "sacred_change_end", m, req2,
-		       "reason=0 ", "err=0", NULL);
-	EXPECT_LT(reply, work);
-	EXPECT_LT(work, tr_find(ln, nr, work, "sacred_request_done", m, p2,
-				NULL));
+	at = tr_find(ln, nr, fence, "sacred_fence_end", m, p1, NULL);
+	EXPECT_LE(0, at);
+	EXPECT_LT(at, reply);
+	at = tr_find(ln, nr, fence, "sacred_grant_register", m, p2,
+		     "access=0x3 ", "err=0", NULL);
+	EXPECT_LE(0, at);
+	EXPECT_LT(at, reply);
+	at = tr_find(ln, nr, reply, "sacred_change_end", m, req2,
+		     "reason=0 ", "err=0", NULL);
+	EXPECT_LT(reply, at);
+	EXPECT_LT(at, tr_find(ln, nr, at, "sacred_request_done", m, p2,
+			      NULL));
 	free(ln);
 	free(buf);
 }
