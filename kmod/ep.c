@@ -167,6 +167,8 @@ struct sacred_slot {
  * @sq_drained: completed by it (sacred_ep_drain_sq())
  * @probe_cqe: completion of a liveness probe (sacred_ep_probe())
  * @probe_timer: releases the connection if the probe is not answered
+ * @qpn: the QP's number, for the tracepoints: kept here because a request's
+ *	work item may still be running when the release destroys the QP
  * @inline_replies: the QP sends replies inline
  * @psn_known: the QP's first PSN was known, and @req_psn with it
  * @req_psn: the floor: no packet sent after the latest request received
@@ -197,6 +199,7 @@ struct sacred_ep {
 	struct completion sq_drained;
 	struct ib_cqe probe_cqe;
 	struct delayed_work probe_timer;
+	u32 qpn;
 	bool inline_replies;
 	bool psn_known;
 	u32 req_psn;
@@ -415,8 +418,7 @@ static void sacred_ep_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		sacred_ep_release(ep);
 		return;
 	}
-	trace_sacred_request_recv(ep->peer, sacred_ep_qp(ep)->qp_num,
-				  slot->index);
+	trace_sacred_request_recv(ep->peer, ep->qpn, slot->index);
 
 	/*
 	 * The request's PSN is at least the sample its receive was posted
@@ -447,8 +449,7 @@ static void sacred_ep_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		list_add_tail(&slot->list, &ep->pending);
 		spin_unlock_irqrestore(&ep->lock, flags);
 	}
-	trace_sacred_request_queue(ep->peer, sacred_ep_qp(ep)->qp_num,
-				   slot->index);
+	trace_sacred_request_queue(ep->peer, ep->qpn, slot->index);
 	queue_work(sacred_wq, &ep->work);
 }
 
@@ -618,7 +619,7 @@ static void sacred_ep_trace_reply(struct sacred_ep *ep, unsigned int slot,
 	if (!trace_sacred_request_reply_enabled())
 		return;
 	rep = (void *)(ep->buf + sacred_tx_off(slot));
-	trace_sacred_request_reply(ep->peer, sacred_ep_qp(ep)->qp_num, slot,
+	trace_sacred_request_reply(ep->peer, ep->qpn, slot,
 				   le32_to_cpu(rep->status), in_cq);
 }
 
@@ -686,8 +687,7 @@ static void sacred_ep_work(struct work_struct *work)
 		if (!slot)
 			return;
 
-		trace_sacred_request_work(ep->peer, sacred_ep_qp(ep)->qp_num,
-					  slot->index);
+		trace_sacred_request_work(ep->peer, ep->qpn, slot->index);
 		ib_dma_sync_single_for_cpu(ibdev,
 					   ep->dma + sacred_rx_off(slot->index),
 					   SACRED_WIRE_MSG_MAX, DMA_FROM_DEVICE);
@@ -695,8 +695,7 @@ static void sacred_ep_work(struct work_struct *work)
 			      (void *)(ep->buf + sacred_rx_off(slot->index)),
 			      slot->len,
 			      (void *)(ep->buf + sacred_tx_off(slot->index)));
-		trace_sacred_request_done(ep->peer, sacred_ep_qp(ep)->qp_num,
-					  slot->index);
+		trace_sacred_request_done(ep->peer, ep->qpn, slot->index);
 	}
 }
 
@@ -705,7 +704,7 @@ static void sacred_ep_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct sacred_ep *ep =
 		container_of(wc->wr_cqe, struct sacred_ep, drain_cqe);
 
-	trace_sacred_fence_end(ep->peer, sacred_ep_qp(ep)->qp_num);
+	trace_sacred_fence_end(ep->peer, ep->qpn);
 	complete_all(&ep->fenced);
 }
 
@@ -740,7 +739,7 @@ void sacred_ep_fence_start(struct sacred_ep *ep)
 	if (!ret) {
 		/* As in sacred_ep_post_send(): the flush runs here. */
 		local_bh_disable();
-		trace_sacred_fence_start(ep->peer, qp->qp_num);
+		trace_sacred_fence_start(ep->peer, ep->qpn);
 		ret = ib_post_recv(qp, &wr, NULL);
 		local_bh_enable();
 	}
@@ -1065,6 +1064,7 @@ struct sacred_ep *sacred_ep_create(struct sacred_peer *peer,
 	} else {
 		ep->inline_replies = true;
 	}
+	ep->qpn = cm_id->qp->qp_num;
 
 	sacred_ep_init_psn(ep);
 	for (i = 0; i < SACRED_CREDITS; i++) {
