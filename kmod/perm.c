@@ -842,22 +842,46 @@ void sacred_perm_sync(struct sacred_mem *mem)
  * connection - a loser (not @requester) whose MR grants some of it, and
  * whose process is connected? With @lost 0, what the entry loses is its
  * @cur less its @next; otherwise @lost (every bit a policy may take).
+ *
+ * A change of the loser's own that the CQ path applied has set @e->cur
+ * and the grant's access at its post, but the key it narrowed dies only
+ * when its work request runs - which a process can hold back behind its
+ * own replies (stop posting receives: they wait for RNR retries). Until
+ * that completion (or sacred_perm_sync()'s repair of a failed one) the
+ * loser holds what it held before (the grant's @cq_old_cur), and taking that
+ * from it needs the fence: the work path then waits for the work request
+ * first.
+ *
+ * Context: mem->cq_lock held (the CQ path).
  */
 static bool sacred_perm_loss_needs_fence(struct sacred_region *region,
 					 u32 requester, unsigned long pid,
 					 struct sacred_acl_entry *e, u32 lost)
 {
+	struct sacred_mem *mem = region->mem;
 	struct sacred_peer *peer;
 	struct sacred_grant *grant;
+	u32 cur, held;
 
+	lockdep_assert_held(&mem->cq_lock);
 	if (pid == requester)
 		return false;
-	lost = e->cur & (lost ?: ~e->next);
-	if (!lost)
+	/* Nothing of the CQ path in flight or to repair: @e->cur is held. */
+	if (!(e->cur & (lost ?: ~e->next)) && !mem->cq_wrs &&
+	    list_empty(&mem->cq_repairs))
 		return false;
-	peer = xa_load(&region->mem->peers, pid);
+	peer = xa_load(&mem->peers, pid);
 	grant = peer ? xa_load(&peer->grants, region->id) : NULL;
-	return grant && (grant->access & lost) && sacred_peer_ep(peer);
+	if (!grant)
+		return false;
+	cur = e->cur;
+	held = grant->access;
+	if (peer->cq_grant == grant) {
+		cur |= grant->cq_old_cur;
+		held |= grant->cq_old_cur;
+	}
+	lost = cur & (lost ?: ~e->next);
+	return (held & lost) && sacred_peer_ep(peer);
 }
 
 /* Does the change just decided on @region take from a connected loser? */

@@ -213,10 +213,12 @@ static int raw_send(struct raw *raw, const void *msg, size_t len)
 }
 
 /*
- * Wait for one reply; returns its status or -errno / -EIO, or -EPROTO if
- * it is not exactly one struct sacred_wire_reply.
+ * Wait for one reply, and with @repost give its buffer back to the
+ * receive queue; returns its status or -errno / -EIO, or -EPROTO if it is
+ * not exactly one struct sacred_wire_reply.
  */
-static int raw_reply(struct raw *raw, struct sacred_wire_reply *rep)
+static int raw_take_reply(struct raw *raw, struct sacred_wire_reply *rep,
+			  bool repost)
 {
 	struct ibv_wc wc;
 
@@ -227,9 +229,15 @@ static int raw_reply(struct raw *raw, struct sacred_wire_reply *rep)
 	if (wc.byte_len != sizeof(*rep))
 		return -EPROTO;
 	memcpy(rep, (void *)(uintptr_t)wc.wr_id, sizeof(*rep));
-	rdma_post_recv(raw->id, (void *)(uintptr_t)wc.wr_id,
-		       (void *)(uintptr_t)wc.wr_id, MSGSZ, raw->rmr);
+	if (repost)
+		rdma_post_recv(raw->id, (void *)(uintptr_t)wc.wr_id,
+			       (void *)(uintptr_t)wc.wr_id, MSGSZ, raw->rmr);
 	return le32toh(rep->status);
+}
+
+static int raw_reply(struct raw *raw, struct sacred_wire_reply *rep)
+{
+	return raw_take_reply(raw, rep, true);
 }
 
 /*
@@ -247,6 +255,32 @@ static int raw_write(struct raw *raw, uint32_t rkey, const void *buf,
 		return -errno;
 	if (rdma_get_send_comp(raw->id, &wc) <= 0)
 		return -errno;
+	return wc.status == IBV_WC_SUCCESS ? 0 : -EIO;
+}
+
+/*
+ * raw_write(), waiting for its completion at most @secs: 0 (the memory
+ * took it), -EIO (it refused it), -ETIMEDOUT (no answer: the memory's QP
+ * is gone or in the error state, so the write never lands) or -errno.
+ */
+static int raw_write_within(struct raw *raw, uint32_t rkey, const void *buf,
+			    size_t len, double secs)
+{
+	double end = now_s() + secs;
+	struct ibv_wc wc;
+	int n;
+
+	memcpy(raw->sbuf[1], buf, len);
+	if (rdma_post_write(raw->id, NULL, raw->sbuf[1], len, raw->smr, 0, 0,
+			    rkey))
+		return -errno;
+	while ((n = ibv_poll_cq(raw->id->send_cq, 1, &wc)) == 0 &&
+	       now_s() < end)
+		usleep(1000);
+	if (n < 0)
+		return -EIO;
+	if (!n)
+		return -ETIMEDOUT;
 	return wc.status == IBV_WC_SUCCESS ? 0 : -EIO;
 }
 
@@ -1578,6 +1612,92 @@ TEST_F(wire, request_given_up_while_waiting_builds_nothing)
 	EXPECT_EQ(0, p13.process_id)
 		TH_LOG("process 13 is a peer: %llu connects",
 		       (unsigned long long)p13.connects);
+}
+
+/*
+ * A loss a process holds back cannot keep its key alive for the next
+ * writer. Process 7 holds write with key K1 and takes no more replies
+ * (its one receive buffer used): its next request's reply is stuck in
+ * receiver-not-ready retries on our send queue. Then it gives its write
+ * up. That change, applied in the receive completion, posts K1's
+ * LOCAL_INV behind the stuck reply, and a LOCAL_INV waits for every work
+ * request before it (IBA 10.6.5.1; rxe does): K1 lives on. Process 9's
+ * request for write, right after, must not be granted while K1 lives:
+ * the module treats 7 as still holding write until that work request
+ * completes, fences it, and only then grants 9 - so once 9 holds write,
+ * 7's RDMA WRITE with K1 must fail.
+ */
+TEST_F_TIMEOUT(wire, loss_held_back_by_its_process_is_fenced_before_the_next_grant,
+	       60)
+{
+	static const struct sacred_acl_entry acl[2] = {
+		{ .process_id = 7, .access = SACRED_ACCESS_READ |
+					     SACRED_ACCESS_WRITE },
+		{ .process_id = 9, .access = SACRED_ACCESS_READ |
+					     SACRED_ACCESS_WRITE },
+	};
+	struct sacred_wire_conn_req c7 = {
+		.version = htole16(SACRED_WIRE_VERSION),
+		.process_id = htole32(7),
+	};
+	struct sacred_wire_conn_req c9 = c7;
+	struct raw_param rp = { .nrecv = NRECV, .rnr_retry = 6, .depth = 1 };
+	struct sacred_wire_req req = {
+		.hdr.version = htole16(SACRED_WIRE_VERSION),
+		.hdr.op = htole16(SACRED_OP_PERM),
+	};
+	struct sacred_wire_req att;
+	struct sacred_wire_reply rep;
+	struct sacred_region_info ri;
+	struct raw r9 = {};
+	uint64_t v = 0x5ac7ed;
+	uint32_t k1;
+	double t0;
+	int ret;
+
+	ASSERT_EQ(0, region_with_acl(self, SACRED_POLICY_EXCLUSIVE_WRITER,
+				     acl, 2, &ri));
+	c9.process_id = htole32(9);
+	req.region_id = htole32(ri.id);
+	att = attach_req(ri.id, 2);
+
+	/* 9 attaches: its MR is registered, its changes may take the CQ path. */
+	ASSERT_EQ(0, raw_connect_to(self, &r9, &c9, sizeof(c9), &rp));
+	ASSERT_EQ(0, raw_send(&r9, &att, sizeof(att)));
+	ASSERT_EQ(SACRED_ST_OK, raw_reply(&r9, &rep));
+
+	/* 7 takes write; its one receive buffer is used by the reply. */
+	ASSERT_EQ(0, raw_connect_rnr(self, &c7, sizeof(c7), 1, 6));
+	req.hdr.cookie = htole32(1);
+	req.access = htole32(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	ASSERT_EQ(SACRED_ST_OK, raw_take_reply(&self->raw, &rep, false));
+	k1 = le32toh(rep.rkey);
+	ASSERT_EQ(0, raw_write(&self->raw, k1, &v, sizeof(v)));
+
+	/* A reply that cannot leave, then 7 gives its write up. */
+	ASSERT_EQ(0, raw_send(&self->raw, &att, sizeof(att)));
+	req.hdr.cookie = htole32(3);
+	req.access = htole32(SACRED_ACCESS_READ);
+	ASSERT_EQ(0, raw_send(&self->raw, &req, sizeof(req)));
+	usleep(50000);
+
+	/* 9 asks for write at once. */
+	t0 = now_s();
+	req.hdr.cookie = htole32(4);
+	req.access = htole32(SACRED_ACCESS_READ | SACRED_ACCESS_WRITE);
+	ASSERT_EQ(0, raw_send(&r9, &req, sizeof(req)));
+	ret = raw_reply(&r9, &rep);
+	TH_LOG("process 9 got write after %.3f s", now_s() - t0);
+	EXPECT_EQ(SACRED_ST_OK, ret);
+	EXPECT_NE(0, le32toh(rep.access) & SACRED_ACCESS_WRITE);
+
+	/* 9 holds write: 7's old key must not write any more. */
+	v = 0xbad;
+	ret = raw_write_within(&self->raw, k1, &v, sizeof(v), 5.0);
+	TH_LOG("process 7's write with its old key: %d", ret);
+	EXPECT_NE(0, ret);
+	raw_close(&r9);
 }
 
 TEST_HARNESS_MAIN
