@@ -306,7 +306,8 @@ struct sacred_connreq {
  * -ECONNREFUSED when the request was rejected: @cm_id is the caller's to
  * destroy then.
  *
- * Context: mem->lock and @cm_id's handler lock held.
+ * Context: mem->lock (sacred_perm_sync() done under it) and @cm_id's
+ * handler lock held.
  */
 static int sacred_connreq_answer(struct sacred_mem *mem,
 				 struct rdma_cm_id *cm_id,
@@ -320,8 +321,6 @@ static int sacred_connreq_answer(struct sacred_mem *mem,
 	struct sacred_ep *ep;
 
 	lockdep_assert_held(&mem->lock);
-	/* A grant whose registration on the CQ path failed is repaired first. */
-	sacred_perm_sync(mem);
 	if (mem->state != SACRED_MEM_UP)
 		return sacred_connreq_reject(cm_id, SACRED_REJ_DOWN);
 	/* Proven before anything is allocated for the process. */
@@ -402,9 +401,13 @@ static void sacred_connreq_one(struct sacred_mem *mem,
 	 * mem->lock first: the id's handler lock is held only for the
 	 * answer itself, never while waiting behind a fence - an event on
 	 * the id (the process giving up) would wait for it on rdma_cm's
-	 * workqueue. Nothing takes mem->lock under a handler lock.
+	 * workqueue. Nothing takes mem->lock under a handler lock. So
+	 * what the CQ path left in flight is settled here, before the
+	 * handler lock (it may wait and fence): a grant whose work request
+	 * failed is repaired before its process can have a QP again.
 	 */
 	sacred_mem_lock(mem);
+	sacred_perm_sync(mem);
 	rdma_lock_handler(cm_id);
 	/*
 	 * Off the list only now: until the handler lock was ours, an event
