@@ -240,19 +240,27 @@ static int raw_reply(struct raw *raw, struct sacred_wire_reply *rep)
 	return raw_take_reply(raw, rep, true);
 }
 
+/* Post one RDMA WRITE of @len bytes at region offset 0 with key @rkey. */
+static int raw_post_write(struct raw *raw, uint32_t rkey, const void *buf,
+			  size_t len)
+{
+	memcpy(raw->sbuf[1], buf, len);
+	return rdma_post_write(raw->id, NULL, raw->sbuf[1], len, raw->smr, 0,
+			       0, rkey) ? -errno : 0;
+}
+
 /*
- * One RDMA WRITE of @len bytes at region offset 0 with key @rkey; 0, or
- * -EIO when the memory refused it (the connection is dead then).
+ * One RDMA WRITE (raw_post_write()), waited for; 0, or -EIO when the
+ * memory refused it (the connection is dead then).
  */
 static int raw_write(struct raw *raw, uint32_t rkey, const void *buf,
 		     size_t len)
 {
 	struct ibv_wc wc;
+	int ret = raw_post_write(raw, rkey, buf, len);
 
-	memcpy(raw->sbuf[1], buf, len);
-	if (rdma_post_write(raw->id, NULL, raw->sbuf[1], len, raw->smr, 0, 0,
-			    rkey))
-		return -errno;
+	if (ret)
+		return ret;
 	if (rdma_get_send_comp(raw->id, &wc) <= 0)
 		return -errno;
 	return wc.status == IBV_WC_SUCCESS ? 0 : -EIO;
@@ -268,12 +276,10 @@ static int raw_write_within(struct raw *raw, uint32_t rkey, const void *buf,
 {
 	double end = now_s() + secs;
 	struct ibv_wc wc;
-	int n;
+	int n = raw_post_write(raw, rkey, buf, len);
 
-	memcpy(raw->sbuf[1], buf, len);
-	if (rdma_post_write(raw->id, NULL, raw->sbuf[1], len, raw->smr, 0, 0,
-			    rkey))
-		return -errno;
+	if (n)
+		return n;
 	while ((n = ibv_poll_cq(raw->id->send_cq, 1, &wc)) == 0 &&
 	       now_s() < end)
 		usleep(1000);
