@@ -1083,6 +1083,12 @@ struct sacred_ep *sacred_ep_create(struct sacred_peer *peer,
 	return ep;
 
 err_qp:
+	/*
+	 * A device may flush the receives posted so far as the QP goes,
+	 * and a flushed receive asks for the release of an endpoint about
+	 * to be freed: it must find the release queued already.
+	 */
+	set_bit(SACRED_EP_RELEASE_QUEUED, &ep->flags);
 	rdma_destroy_qp(cm_id);
 err_cq:
 	ib_free_cq(ep->cq);
