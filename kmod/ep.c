@@ -55,6 +55,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/error-injection.h>
 #include <linux/slab.h>
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
@@ -97,6 +98,7 @@
 enum {
 	SACRED_EP_RELEASE_QUEUED,
 	SACRED_EP_FENCED,
+	SACRED_EP_FENCE_FAILED,
 	SACRED_EP_DEAD,
 	SACRED_EP_PROBING,
 };
@@ -708,6 +710,21 @@ static void sacred_ep_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 	complete_all(&ep->fenced);
 }
 
+/*
+ * The fence's one step that asks the device to stop the QP. A function of
+ * its own so that a kernel built with CONFIG_FAIL_FUNCTION can make it
+ * fail (selftests/sacred_wire): nothing else makes a QP of ours refuse the
+ * error state.
+ */
+static noinline int sacred_ep_qp_to_err(struct ib_qp *qp)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	return ib_modify_qp(qp, &attr, IB_QP_STATE);
+}
+
+ALLOW_ERROR_INJECTION(sacred_ep_qp_to_err, ERRNO);
+
 /**
  * sacred_ep_fence_start() - start the fence of a connection
  * @ep: the endpoint of a process whose access is being revoked
@@ -721,6 +738,13 @@ static void sacred_ep_drain_done(struct ib_cq *cq, struct ib_wc *wc)
  * that several fences and registrations run at once). See
  * Documentation/permission-switch.rst for the argument and for hardware.
  *
+ * If the device refuses either step, the fence has failed: it is marked
+ * so and done at once, and sacred_ep_fence_finish() says so - the QP may
+ * still be placing data, and the caller must stop the process's keys
+ * another way. (ib_drain_rq() is no fallback: it asks the device for the
+ * same two steps, warns when they fail, and on a polled CQ would poll
+ * beside the poller.)
+ *
  * Only the first caller starts it; a fence and the release work may both
  * get here, and the second one only waits for the first.
  *
@@ -728,26 +752,26 @@ static void sacred_ep_drain_done(struct ib_cq *cq, struct ib_wc *wc)
  */
 void sacred_ep_fence_start(struct sacred_ep *ep)
 {
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_recv_wr wr = { .wr_cqe = &ep->drain_cqe };
 	struct ib_qp *qp = sacred_ep_qp(ep);
+	const char *step = "the error state";
 	int ret;
 
 	if (test_and_set_bit(SACRED_EP_FENCED, &ep->flags))
 		return;
-	ret = ib_modify_qp(qp, &attr, IB_QP_STATE);
+	ret = sacred_ep_qp_to_err(qp);
 	if (!ret) {
 		/* As in sacred_ep_post_send(): the flush runs here. */
 		local_bh_disable();
 		trace_sacred_fence_start(ep->peer, ep->qpn);
 		ret = ib_post_recv(qp, &wr, NULL);
 		local_bh_enable();
+		step = "the drain marker";
 	}
 	if (ret) {
-		/* Cannot happen on a QP we own; fall back to the helper. */
-		pr_err_ratelimited("fence of process %u: QP refused the drain marker\n",
-				   ep->peer->process_id);
-		ib_drain_rq(qp);
+		pr_err("fence of process %u: QP %u refused %s (%d): its keys are stopped by deregistration instead\n",
+		       ep->peer->process_id, ep->qpn, step, ret);
+		set_bit(SACRED_EP_FENCE_FAILED, &ep->flags);
 		complete_all(&ep->fenced);
 	}
 }
@@ -770,8 +794,11 @@ static void sacred_ep_fence_wait(struct sacred_ep *ep)
  * was for. Nothing of the guarantee waits for it.
  *
  * Context: mem->lock held; sleeps.
+ * Return: 0, or -EIO if the device refused the fence: the QP may still be
+ * placing data with a key that passed its check, and only deregistering
+ * the MR stops that (the connection is given up all the same).
  */
-void sacred_ep_fence_finish(struct sacred_ep *ep)
+int sacred_ep_fence_finish(struct sacred_ep *ep)
 {
 	lockdep_assert_held(&ep->peer->mem->lock);
 	sacred_ep_fence_wait(ep);
@@ -784,6 +811,7 @@ void sacred_ep_fence_finish(struct sacred_ep *ep)
 		list_add_tail(&ep->fenced_link, &ep->peer->mem->fenced);
 	queue_delayed_work(sacred_wq, &ep->release_timer,
 			   msecs_to_jiffies(SACRED_FENCED_RELEASE_MS));
+	return test_bit(SACRED_EP_FENCE_FAILED, &ep->flags) ? -EIO : 0;
 }
 
 /**
@@ -793,11 +821,12 @@ void sacred_ep_fence_finish(struct sacred_ep *ep)
  * sacred_ep_fence_start() and sacred_ep_fence_finish() in one.
  *
  * Context: mem->lock held; sleeps.
+ * Return: as sacred_ep_fence_finish().
  */
-void sacred_ep_fence(struct sacred_ep *ep)
+int sacred_ep_fence(struct sacred_ep *ep)
 {
 	sacred_ep_fence_start(ep);
-	sacred_ep_fence_finish(ep);
+	return sacred_ep_fence_finish(ep);
 }
 
 static void sacred_ep_free(struct sacred_ep *ep)

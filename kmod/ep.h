@@ -54,9 +54,9 @@ void sacred_ep_reply(struct sacred_ep *ep, unsigned int slot);
 void sacred_ep_reply_cq(struct sacred_ep *ep, unsigned int slot);
 void sacred_ep_probe(struct sacred_ep *ep);
 bool sacred_ep_probing(struct sacred_ep *ep);
-void sacred_ep_fence(struct sacred_ep *ep);
+int sacred_ep_fence(struct sacred_ep *ep);
 void sacred_ep_fence_start(struct sacred_ep *ep);
-void sacred_ep_fence_finish(struct sacred_ep *ep);
+int sacred_ep_fence_finish(struct sacred_ep *ep);
 bool sacred_ep_raced(struct sacred_ep *ep);
 
 #endif /* _SACRED_EP_H */

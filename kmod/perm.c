@@ -134,7 +134,8 @@ static void sacred_wait_init(struct sacred_wait *w)
  * Wait for a posted work request: every one completes, or is flushed -
  * at the latest once its QP is in the error state, where the fence puts
  * it at @deadline (jiffies). @w lives on the caller's stack: never return
- * before its completion ran.
+ * before its completion ran - not even if the device refused the fence,
+ * when this waits for as long as the device holds the request.
  */
 static int sacred_wait_until(struct sacred_wait *w, unsigned long deadline)
 {
@@ -462,6 +463,7 @@ static void sacred_perm_settle(struct sacred_region *region,
 		op = &ops[n++];
 		op->grant = grant;
 		op->fence = NULL;
+		op->replaced = false;
 		sacred_wait_init(&op->w);
 		ep = sacred_peer_ep(grant->peer);
 		if (ep && ep != via)
@@ -513,9 +515,18 @@ static void sacred_perm_settle(struct sacred_region *region,
 		if (!sw->reg_err)
 			sw->reg->access = sw->reg_access;
 	}
+	/*
+	 * A fence the device refused leaves the QP running: a packet that
+	 * passed the key check before the LOCAL_INV may still be placing
+	 * data. Once ib_dereg_mr() returns, the device no longer touches
+	 * the MR's pages (what lets any ULP free them; rxe waits for the
+	 * MR's last reference): the MR goes before the reply.
+	 */
 	for (i = 0; i < n; i++)
-		if (ops[i].fence)
-			sacred_ep_fence_finish(ops[i].fence);
+		if (ops[i].fence && sacred_ep_fence_finish(ops[i].fence)) {
+			sacred_grant_replace_mr(ops[i].grant);
+			ops[i].replaced = true;
+		}
 }
 
 /*
@@ -545,7 +556,7 @@ static int sacred_perm_settle_end(struct sacred_switch *sw)
 		}
 		if (ops[i].invalidated)
 			ops[i].grant->access = 0;
-		else
+		else if (!ops[i].replaced)
 			sacred_grant_replace_mr(ops[i].grant);
 	}
 	sw->nr_ops = 0;

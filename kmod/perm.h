@@ -30,12 +30,15 @@ struct sacred_wait {
  * @fence: the loser's connection, to fence; NULL if none (or the
  *	requester's own)
  * @invalidated: the LOCAL_INV was posted and completed successfully
+ * @replaced: the device refused the fence, and the loser's MR was replaced
+ *	before the reply
  */
 struct sacred_op {
 	struct sacred_wait w;
 	struct sacred_grant *grant;
 	struct sacred_ep *fence;
 	bool invalidated;
+	bool replaced;
 };
 
 /**

@@ -386,16 +386,9 @@ TEST_F(perm_ew, own_change_is_answered_in_the_receive_completion)
 static int tr_write(const char *file, const char *val)
 {
 	char path[128];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), TR "%s", file);
-	fd = open(path, O_WRONLY | O_TRUNC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -EIO;
+	return write_file(path, val);
 }
 
 /* The trace buffer's text, split into lines; NULL if it cannot be read. */

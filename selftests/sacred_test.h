@@ -87,6 +87,25 @@ static inline int sh(const char *fmt, ...)
 	return WEXITSTATUS(st);
 }
 
+/*
+ * Write @val to the file at @path (a sysfs, debugfs or tracefs knob), in
+ * one write; 0 or -errno.
+ */
+static inline int write_file(const char *path, const char *val)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : n < 0 ? n : -EIO;
+}
+
 /* The @i-th word of environment variable @var, or NULL. */
 static inline const char *env_word(const char *var, int i, char *buf,
 				   size_t len)
