@@ -55,7 +55,8 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/error-injection.h>
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include <linux/slab.h>
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
@@ -710,20 +711,57 @@ static void sacred_ep_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 	complete_all(&ep->fenced);
 }
 
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 /*
- * The fence's one step that asks the device to stop the QP. A function of
- * its own so that a kernel built with CONFIG_FAIL_FUNCTION can make it
- * fail (selftests/sacred_wire): nothing else makes a QP of ours refuse the
- * error state.
+ * Nothing makes a QP of ours refuse the error state, so the fence's
+ * failure is injected: /sys/kernel/debug/sacred/fail_fence, the kernel's
+ * fault attributes (Documentation/fault-injection/), on kernels built
+ * with CONFIG_FAULT_INJECTION_DEBUG_FS (selftests/sacred_wire).
  */
-static noinline int sacred_ep_qp_to_err(struct ib_qp *qp)
+static DECLARE_FAULT_ATTR(sacred_fail_fence);
+static struct dentry *sacred_debugfs;
+
+/**
+ * sacred_ep_debugfs_init() - create the module's debugfs directory
+ *
+ * Only the fence's fault attribute lives there; debugfs failures are
+ * not errors (the directory is a test's knob).
+ */
+void sacred_ep_debugfs_init(void)
+{
+	sacred_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	fault_create_debugfs_attr("fail_fence", sacred_debugfs,
+				  &sacred_fail_fence);
+}
+
+/**
+ * sacred_ep_debugfs_exit() - remove what sacred_ep_debugfs_init() made
+ */
+void sacred_ep_debugfs_exit(void)
+{
+	debugfs_remove_recursive(sacred_debugfs);
+}
+
+static bool sacred_ep_fail_fence(void)
+{
+	return should_fail(&sacred_fail_fence, 1);
+}
+#else
+static bool sacred_ep_fail_fence(void)
+{
+	return false;
+}
+#endif
+
+/* The fence's one step that asks the device to stop the QP. */
+static int sacred_ep_qp_to_err(struct ib_qp *qp)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
+	if (sacred_ep_fail_fence())
+		return -EIO;
 	return ib_modify_qp(qp, &attr, IB_QP_STATE);
 }
-
-ALLOW_ERROR_INJECTION(sacred_ep_qp_to_err, ERRNO);
 
 /**
  * sacred_ep_fence_start() - start the fence of a connection

@@ -59,4 +59,12 @@ void sacred_ep_fence_start(struct sacred_ep *ep);
 int sacred_ep_fence_finish(struct sacred_ep *ep);
 bool sacred_ep_raced(struct sacred_ep *ep);
 
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+void sacred_ep_debugfs_init(void);
+void sacred_ep_debugfs_exit(void);
+#else
+static inline void sacred_ep_debugfs_init(void) { }
+static inline void sacred_ep_debugfs_exit(void) { }
+#endif
+
 #endif /* _SACRED_EP_H */

@@ -10,7 +10,8 @@
  *
  * Init order: netlink family first (so that devices found while the ib_client
  * registers can already be reported), the poller if poll_cpu asks for one
- * (before any connection exists), then the ib_client. Exit runs in
+ * (before any connection exists), the debugfs knob of ep.c (kernels with
+ * fault injection only), then the ib_client. Exit runs in
  * reverse: unregistering the ib_client calls remove for every device, which
  * destroys the memory instances on it; then the family goes away, and
  * last the poller stops, once every connection's teardown has drained
@@ -21,6 +22,7 @@
 #include <linux/module.h>
 #include <linux/workqueue.h>
 #include "dev.h"
+#include "ep.h"
 #include "mem.h"
 #include "netlink.h"
 #include "poll.h"
@@ -41,13 +43,15 @@ static int __init sacred_init(void)
 	if (ret)
 		goto err_nl;
 
+	sacred_ep_debugfs_init();
 	ret = sacred_dev_init();
 	if (ret)
-		goto err_poll;
+		goto err_debugfs;
 
 	return 0;
 
-err_poll:
+err_debugfs:
+	sacred_ep_debugfs_exit();
 	sacred_poll_exit();
 err_nl:
 	sacred_nl_exit();
@@ -59,6 +63,7 @@ err_wq:
 static void __exit sacred_exit(void)
 {
 	sacred_dev_exit();
+	sacred_ep_debugfs_exit();
 	sacred_mem_exit();
 	sacred_nl_exit();
 	destroy_workqueue(sacred_wq);
