@@ -807,8 +807,8 @@ void sacred_ep_fence_start(struct sacred_ep *ep)
 		step = "the drain marker";
 	}
 	if (ret) {
-		pr_err("fence of process %u failed: QP %u refused %s (%d)\n",
-		       ep->peer->process_id, ep->qpn, step, ret);
+		pr_err_ratelimited("fence of process %u failed: QP %u refused %s (%d)\n",
+				   ep->peer->process_id, ep->qpn, step, ret);
 		set_bit(SACRED_EP_FENCE_FAILED, &ep->flags);
 		complete_all(&ep->fenced);
 	}
